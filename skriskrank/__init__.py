@@ -1,0 +1,30 @@
+"""Risk-aware reranking for agentic tool retrieval, as scikit-learn estimators.
+
+An LLM agent's tool retriever returns the top-k tools for a query, and those k tools are
+the actions the agent can take next. skriskrank reranks them so that relevant tools stay on
+top while higher-risk tools (ordinal risk levels 1..5) are exposed less. It implements
+*Risk-Aware Reranking for Agentic Tool Retrieval* (CIKM 2026): a frozen
+sentence-transformers encoder, a dual-head reranker trained with skorch, a ToolGraph score
+smoother and a greedy rule filter, each a scikit-learn estimator that composes in a
+:class:`sklearn.pipeline.Pipeline`.
+"""
+
+from ._batch import RankingBatch
+from ._registry import (
+    DEFAULT_PERMISSION_KEYWORDS,
+    PERMISSION_CATEGORIES,
+    UNKNOWN_RISK,
+    ToolRegistry,
+    derive_permissions,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DEFAULT_PERMISSION_KEYWORDS",
+    "PERMISSION_CATEGORIES",
+    "UNKNOWN_RISK",
+    "RankingBatch",
+    "ToolRegistry",
+    "derive_permissions",
+]

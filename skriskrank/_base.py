@@ -1,0 +1,106 @@
+"""Shared behaviour of the pipeline steps that rank a :class:`RankingBatch`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._batch import RankingBatch, check_batch
+
+__all__ = ["RankingStepMixin", "check_relevant"]
+
+MSG_Y_LENGTH = "y has {n_y} entries but X has {n_x} queries: give one set of gold tools per query."
+MSG_Y_ENTRY = (
+    "y[{i}] must be a non-empty set (or list) of tool names, got {value!r}."
+)
+MSG_Y_UNKNOWN = "y[{i}] names tool(s) missing from the registry: {names}."
+
+
+def check_relevant(y, registry, n_queries: int | None = None) -> list[np.ndarray]:
+    """Validate gold tool sets against a registry and return them as index arrays.
+
+    Parameters
+    ----------
+    y : sequence of iterable of str
+        Gold tool names per query.
+    registry : ToolRegistry
+        The catalogue the names must come from.
+    n_queries : int, default=None
+        Expected number of entries.
+
+    Returns
+    -------
+    relevant : list of ndarray of int
+        Sorted registry indices of each query's gold tools.
+    """
+    if y is None:
+        raise ValueError("y is required: one set of gold tool names per query.")
+    y = list(y)
+    if n_queries is not None and len(y) != n_queries:
+        raise ValueError(MSG_Y_LENGTH.format(n_y=len(y), n_x=n_queries))
+    out = []
+    for i, gold in enumerate(y):
+        if isinstance(gold, str) or not isinstance(gold, Iterable):
+            raise ValueError(MSG_Y_ENTRY.format(i=i, value=gold))
+        gold = list(gold)
+        if not gold:
+            raise ValueError(MSG_Y_ENTRY.format(i=i, value=gold))
+        missing = [g for g in gold if g not in registry]
+        if missing:
+            raise ValueError(MSG_Y_UNKNOWN.format(i=i, names=", ".join(map(repr, missing))))
+        out.append(np.unique(registry.index_of(gold)))
+    return out
+
+
+class RankingStepMixin:
+    """``predict`` and ``rank`` for a step whose ``transform`` returns a RankingBatch.
+
+    Subclasses define ``transform`` and a ``k`` parameter. Any prefix of a skriskrank
+    pipeline ending in such a step is then a complete ranker.
+    """
+
+    def _check_input(self, X, *, reset: bool) -> RankingBatch:
+        # Pipeline steps pass RankingBatch objects, not arrays: validate_data only does the
+        # bookkeeping (feature names, y-required tag) and the content checks happen here.
+        validate_data(self, X, skip_check_array=True, ensure_2d=False, reset=reset)
+        if reset:
+            return check_batch(self, X)
+        return check_batch(self, X, registry=self.registry_, encoder=self.encoder_)
+
+    def rank(self, X, *, k: int | None = None) -> np.ndarray:
+        """Each query's candidates as registry indices, best first.
+
+        Parameters
+        ----------
+        X : RankingBatch
+            The batch from the previous step.
+        k : int, default=None
+            Keep the first ``k`` per query; ``None`` keeps the full ranked candidate list.
+
+        Returns
+        -------
+        ranking : ndarray of int, shape (n_queries, k or n_candidates)
+        """
+        return self.transform(X).ranked_indices(k)
+
+    def predict(self, X) -> np.ndarray:
+        """The top-``k`` tool names per query, best first.
+
+        Parameters
+        ----------
+        X : RankingBatch
+            The batch from the previous step.
+
+        Returns
+        -------
+        top_k : ndarray of object, shape (n_queries, min(k, n_candidates))
+        """
+        check_is_fitted(self)
+        return self.transform(X).ranked_names(self.k)
+
+    def _fit_batch_state(self, X: RankingBatch) -> None:
+        """Record what a later ``transform`` must match."""
+        self.registry_ = X.registry
+        self.encoder_ = X.encoder

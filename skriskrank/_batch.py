@@ -1,0 +1,173 @@
+"""The object that flows between skriskrank's pipeline steps."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ._registry import ToolRegistry
+
+__all__ = ["RankingBatch", "check_batch"]
+
+MSG_NOT_A_BATCH = (
+    "{step} expects the RankingBatch made by FrozenEmbedder.transform (put FrozenEmbedder "
+    "first in the pipeline); got {type}."
+)
+MSG_OTHER_REGISTRY = (
+    "{step} was fitted on registry {fitted} but got a batch built from registry {got}: "
+    "refit it, or build the batch with the embedder of the fitted registry."
+)
+MSG_OTHER_ENCODER = (
+    "{step} was fitted on embeddings from {fitted!r} but got embeddings from {got!r}."
+)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class RankingBatch:
+    """A batch of queries with their candidate tools and current scores.
+
+    This is the contract between skriskrank's pipeline steps. :class:`FrozenEmbedder`
+    makes it from raw query strings; every later step (``DenseRetriever``,
+    ``RiskAwareReranker``, ``GraphSmoother``, ``RuleFilter``) takes one and returns a new one
+    from ``transform``, never changing its input in place. Steps keep the shared arrays
+    (``tool_embeddings``, the registry) by reference: nothing is copied per query.
+
+    Parameters
+    ----------
+    registry : ToolRegistry
+        The catalogue the candidates index into.
+    query_embeddings : ndarray of float32, shape (n_queries, dim)
+        L2-normalized query embeddings.
+    tool_embeddings : ndarray of float32, shape (n_tools, dim)
+        L2-normalized embeddings of ``registry.texts``; one array shared by every batch.
+    candidates : ndarray of int, shape (n_queries, n_candidates)
+        Registry indices of each query's candidate tools. For the full pool this is a
+        zero-copy broadcast view of ``arange(n_tools)``.
+    scores : ndarray of float32, shape (n_queries, n_candidates)
+        The current score of ``candidates[i, j]`` for query ``i``; higher is better. The
+        order of candidates within a row carries no meaning: rank by score (ties keep the
+        row order, a stable sort).
+    encoder : str, default=""
+        Identity of the encoder that produced the embeddings (model name or path).
+    queries : tuple of str or None, default=None
+        The raw query texts, for steps that read text (BM25, cross-encoders).
+
+    Attributes
+    ----------
+    n_queries : int
+        Number of queries.
+    n_candidates : int
+        Candidates per query.
+    is_full_pool : bool
+        True when every query's candidates are the whole registry.
+
+    See Also
+    --------
+    FrozenEmbedder.transform : Makes the first batch.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skriskrank import RankingBatch, ToolRegistry
+    >>> reg = ToolRegistry.from_records(
+    ...     [{"name": n, "description": n + " tool", "risk": r}
+    ...      for n, r in [("a", 1), ("b", 3), ("c", 2)]])
+    >>> emb = np.eye(3, dtype=np.float32)
+    >>> batch = RankingBatch.full_pool(reg, emb[:1], emb)
+    >>> batch.candidates.shape, batch.is_full_pool
+    ((1, 3), True)
+    >>> batch.ranked_names(k=2).tolist()
+    [['a', 'b']]
+    """
+
+    registry: ToolRegistry
+    query_embeddings: np.ndarray
+    tool_embeddings: np.ndarray
+    candidates: np.ndarray
+    scores: np.ndarray
+    encoder: str = ""
+    queries: tuple | None = None
+
+    @classmethod
+    def full_pool(cls, registry, query_embeddings, tool_embeddings, *, encoder="", queries=None):
+        """A batch whose candidates are the whole registry, scored by cosine similarity."""
+        n_tools = len(registry)
+        cand = np.broadcast_to(
+            np.arange(n_tools, dtype=np.int32), (len(query_embeddings), n_tools)
+        )
+        scores = np.asarray(query_embeddings @ tool_embeddings.T, dtype=np.float32)
+        return cls(
+            registry, query_embeddings, tool_embeddings, cand, scores, encoder,
+            None if queries is None else tuple(queries),
+        )
+
+    @property
+    def n_queries(self) -> int:
+        return self.candidates.shape[0]
+
+    @property
+    def n_candidates(self) -> int:
+        return self.candidates.shape[1]
+
+    @property
+    def is_full_pool(self) -> bool:
+        # A broadcast view of arange has stride 0 along the query axis.
+        return (
+            self.candidates.shape[1] == len(self.registry)
+            and (self.candidates.strides[0] == 0 or self.candidates.shape[0] <= 1)
+            and bool(np.array_equal(self.candidates[0], np.arange(len(self.registry))))
+        )
+
+    def __len__(self) -> int:
+        return self.n_queries
+
+    def replace(self, **changes) -> RankingBatch:
+        """A new batch with some fields replaced (the arrays not named stay shared)."""
+        return dataclasses.replace(self, **changes)
+
+    def order(self, k: int | None = None) -> np.ndarray:
+        """Column positions of each row sorted by descending score, stable, first ``k``."""
+        m = self.n_candidates
+        if k is None or k >= m:
+            return np.argsort(-self.scores, axis=1, kind="stable")
+        # argpartition finds the k best in O(m); sorting those by (score, position) keeps
+        # tie-breaking identical to the full stable sort, except where a tie straddles the
+        # k-th place: those rare rows get the full sort.
+        neg = -self.scores
+        part = np.argpartition(neg, k - 1, axis=1)[:, :k]
+        vals = np.take_along_axis(neg, part, axis=1)
+        out = np.take_along_axis(part, np.lexsort((part, vals), axis=1), axis=1)
+        kth = vals.max(axis=1, keepdims=True)
+        straddle = np.flatnonzero(
+            (neg == kth).sum(axis=1) != (vals == kth).sum(axis=1)
+        )
+        if straddle.size:
+            out[straddle] = np.argsort(neg[straddle], axis=1, kind="stable")[:, :k]
+        return out
+
+    def ranked_indices(self, k: int | None = None) -> np.ndarray:
+        """Registry indices of each query's candidates, best first, first ``k`` per row."""
+        return np.take_along_axis(self.candidates, self.order(k), axis=1).astype(np.int64)
+
+    def ranked_names(self, k: int | None = None) -> np.ndarray:
+        """Tool names of each query's candidates, best first, first ``k`` per row."""
+        return self.registry.names[self.ranked_indices(k)]
+
+
+def check_batch(step, X, *, registry=None, encoder=None) -> RankingBatch:
+    """Check that ``X`` is a :class:`RankingBatch`, from ``registry`` when one is given."""
+    name = type(step).__name__
+    if not isinstance(X, RankingBatch):
+        raise TypeError(MSG_NOT_A_BATCH.format(step=name, type=type(X).__name__))
+    if registry is not None and X.registry.fingerprint != registry.fingerprint:
+        raise ValueError(
+            MSG_OTHER_REGISTRY.format(
+                step=name, fitted=repr(registry), got=repr(X.registry)
+            )
+        )
+    if encoder is not None and encoder and X.encoder and X.encoder != encoder:
+        raise ValueError(MSG_OTHER_ENCODER.format(step=name, fitted=encoder, got=X.encoder))
+    if X.n_queries == 0:
+        raise ValueError(f"{name} got an empty batch (0 queries).")
+    return X

@@ -1,0 +1,449 @@
+"""The audited tool catalogue: names, descriptions, risk levels and permissions."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Mapping
+from numbers import Integral
+
+import numpy as np
+
+__all__ = [
+    "PERMISSION_CATEGORIES",
+    "DEFAULT_PERMISSION_KEYWORDS",
+    "UNKNOWN_RISK",
+    "ToolRegistry",
+    "derive_permissions",
+]
+
+#: The paper's five high-risk permission categories.
+PERMISSION_CATEGORIES = (
+    "shell_execution",
+    "file_write",
+    "network_access",
+    "credential_handling",
+    "code_execution",
+)
+
+#: Stored in :attr:`ToolRegistry.risk` for a tool without a label. It compares above every
+#: real level (1..5), so any ``risk >= level`` test counts an unlabelled tool as risky instead
+#: of silently treating it as safe.
+UNKNOWN_RISK = 99
+
+#: Keyword rules: a category applies when one of its keywords occurs as a whole word (or a
+#: run of whole words, for multi-word keywords) in the tool's name or description. Names are
+#: split on ``_``, ``-``, ``.`` and camelCase first, so ``runCode`` and ``run_code`` both read
+#: as ``run code``.
+DEFAULT_PERMISSION_KEYWORDS: Mapping[str, tuple[str, ...]] = {
+    "shell_execution": (
+        "shell", "bash", "zsh", "powershell", "terminal", "command", "commands",
+        "command line", "cli", "sudo", "subprocess", "cmd",
+    ),
+    "file_write": (
+        "delete", "deletes", "deleted", "deleting", "deletion",
+        "overwrite", "overwrites", "overwriting",
+        "write", "writes", "writing", "file write",
+        "remove file", "remove files", "rename file", "move file", "move files",
+        "save file", "create file", "modify file", "edit file", "format disk",
+        "rm",
+    ),
+    "network_access": (
+        "upload", "uploads", "uploading", "download", "downloads", "downloading",
+        "http", "https", "request", "requests", "api call", "webhook", "curl", "wget",
+        "url", "urls", "fetch", "ftp", "ssh", "socket", "network",
+    ),
+    "credential_handling": (
+        "token", "tokens", "password", "passwords", "oauth", "credential", "credentials",
+        "api key", "api keys", "secret", "secrets", "login", "authenticate",
+        "authentication", "private key", "2fa", "otp", "pin",
+    ),
+    "code_execution": (
+        "eval", "exec", "execute", "executes", "executing", "execution",
+        "run code", "run script", "run scripts", "script", "scripts",
+        "interpreter", "compile", "python code", "javascript code", "sql query",
+        "deploy", "deploys",
+    ),
+}
+
+MSG_EMPTY_REGISTRY = "A ToolRegistry needs at least one tool."
+MSG_BAD_NAME = "Tool #{i}: name must be a non-empty string, got {name!r}."
+MSG_DUPLICATE_NAME = "Duplicate tool name {name!r} (records #{first} and #{second})."
+MSG_EMPTY_DESCRIPTION = "Tool {name!r}: description must be a non-empty string, got {desc!r}."
+MSG_BAD_RISK = (
+    "Tool {name!r}: risk must be an integer in 1..5 or None (unknown), got {risk!r}."
+)
+MSG_BAD_PERMISSION = (
+    "Tool {name!r}: unknown permission category {perm!r}; expected one of {allowed}."
+)
+MSG_UNKNOWN_TOOL = "Unknown tool name(s) not in the registry: {names}."
+MSG_BAD_KEYWORDS = "permission_keywords has unknown categories {cats}; expected a subset of {allowed}."
+MSG_MISSING_COLUMN = "from_frame needs a {col!r} column; the frame has {cols}."
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _words(text: str) -> list[str]:
+    """Lower-cased words, with camelCase and snake_case names split into their parts."""
+    return _WORD.findall(_CAMEL.sub(" ", text).lower())
+
+
+def _compile_keywords(keywords: Mapping[str, Iterable[str]]) -> dict[str, list[tuple[str, ...]]]:
+    unknown = sorted(set(keywords) - set(PERMISSION_CATEGORIES))
+    if unknown:
+        raise ValueError(
+            MSG_BAD_KEYWORDS.format(cats=unknown, allowed=list(PERMISSION_CATEGORIES))
+        )
+    return {cat: [tuple(_words(kw)) for kw in kws if _words(kw)] for cat, kws in keywords.items()}
+
+
+def _contains_phrase(words: list[str], phrase: tuple[str, ...]) -> bool:
+    n = len(phrase)
+    if n == 1:
+        return phrase[0] in words
+    return any(tuple(words[i : i + n]) == phrase for i in range(len(words) - n + 1))
+
+
+def derive_permissions(
+    name: str, description: str, keywords: Mapping[str, Iterable[str]] | None = None
+) -> frozenset[str]:
+    """Derive a tool's high-risk permission categories from its name and description.
+
+    Matching is on whole words after splitting camelCase and snake_case, so ``"curl"`` does
+    not hit ``"url"`` and ``"execute"`` does not hit ``"executed"``.
+
+    Parameters
+    ----------
+    name : str
+        The tool name, for example ``"run_shell_command"`` or ``"deleteFile"``.
+    description : str
+        The tool description.
+    keywords : mapping of str to iterable of str, default=None
+        Category -> keywords. ``None`` uses :data:`DEFAULT_PERMISSION_KEYWORDS`. Categories
+        absent from the mapping are never derived.
+
+    Returns
+    -------
+    permissions : frozenset of str
+        The matching categories, a subset of :data:`PERMISSION_CATEGORIES`.
+
+    Examples
+    --------
+    >>> sorted(derive_permissions("run_shell_command", "Runs a bash command"))
+    ['shell_execution']
+    >>> sorted(derive_permissions("get_url_title", "Read a page title"))
+    ['network_access']
+    >>> sorted(derive_permissions("curlicue_font", "Returns the curlicue font"))
+    []
+    """
+    compiled = _compile_keywords(DEFAULT_PERMISSION_KEYWORDS if keywords is None else keywords)
+    return _derive(_words(f"{name} {description}"), compiled)
+
+
+def _derive(words: list[str], compiled: dict[str, list[tuple[str, ...]]]) -> frozenset[str]:
+    return frozenset(
+        cat for cat, phrases in compiled.items() if any(_contains_phrase(words, p) for p in phrases)
+    )
+
+
+def _check_risk(name: str, risk) -> int:
+    if risk is None or (isinstance(risk, float) and np.isnan(risk)):
+        return UNKNOWN_RISK
+    # bool is an Integral subclass but never a risk level.
+    if isinstance(risk, (bool, np.bool_)) or not isinstance(risk, (Integral, float)):
+        raise ValueError(MSG_BAD_RISK.format(name=name, risk=risk))
+    if isinstance(risk, float) and not risk.is_integer():
+        raise ValueError(MSG_BAD_RISK.format(name=name, risk=risk))
+    if not 1 <= int(risk) <= 5:
+        raise ValueError(MSG_BAD_RISK.format(name=name, risk=risk))
+    return int(risk)
+
+
+class ToolRegistry:
+    """The audited tool catalogue that every skriskrank step ranks over.
+
+    A registry is immutable: build it with :meth:`from_records` or :meth:`from_frame`. It is
+    shared, not copied, by :func:`copy.deepcopy` and therefore by :func:`sklearn.base.clone`,
+    so a ``GridSearchCV`` over a pipeline holding a registry keeps one catalogue in memory.
+
+    Parameters
+    ----------
+    names : sequence of str
+        Unique, non-empty tool names.
+    descriptions : sequence of str
+        Non-empty descriptions, one per tool.
+    risk : sequence of int or None
+        Ordinal risk levels 1..5; ``None`` marks an unlabelled tool (stored as
+        :data:`UNKNOWN_RISK`).
+    permissions : sequence of iterable of str or None, default=None
+        Explicit permission categories per tool. ``None`` (for the whole argument or one tool)
+        derives them from the name and description with ``permission_keywords``.
+    permission_keywords : mapping of str to iterable of str, default=None
+        Keyword rules for derived permissions; ``None`` uses
+        :data:`DEFAULT_PERMISSION_KEYWORDS`.
+
+    Attributes
+    ----------
+    names : ndarray of object, shape (n_tools,)
+        Tool names, in registry order.
+    descriptions : ndarray of object, shape (n_tools,)
+        Tool descriptions.
+    texts : list of str
+        ``"{name}: {description}"`` per tool, the text the encoder sees.
+    risk : ndarray of int, shape (n_tools,)
+        Risk levels; unlabelled tools hold :data:`UNKNOWN_RISK`, which compares as high risk.
+    risk_known : ndarray of bool, shape (n_tools,)
+        False where the risk label is missing.
+    permissions : tuple of frozenset of str
+        Permission categories per tool.
+    permission_matrix : ndarray of bool, shape (n_tools, 5)
+        Column ``j`` is :data:`PERMISSION_CATEGORIES` ``[j]``.
+    permission_counts : ndarray of int, shape (n_tools,)
+        Number of high-risk permission categories per tool.
+    fingerprint : str
+        A SHA-1 of names, descriptions, risk and permissions; two registries with the same
+        fingerprint hold the same catalogue.
+
+    See Also
+    --------
+    skriskrank.datasets.load_ultratool : A registry with the paper's released risk labels.
+
+    Examples
+    --------
+    >>> from skriskrank import ToolRegistry
+    >>> reg = ToolRegistry.from_records([
+    ...     {"name": "read_file", "description": "Read a text file", "risk": 1},
+    ...     {"name": "delete_file", "description": "Delete a file from disk", "risk": 4},
+    ...     {"name": "run_shell", "description": "Run a bash command", "risk": None},
+    ... ])
+    >>> len(reg)
+    3
+    >>> reg.risk.tolist()
+    [1, 4, 99]
+    >>> reg.permission_counts.tolist()
+    [0, 1, 1]
+    >>> reg.index_of(["run_shell", "read_file"]).tolist()
+    [2, 0]
+    """
+
+    def __init__(
+        self,
+        names,
+        descriptions,
+        risk,
+        permissions=None,
+        *,
+        permission_keywords: Mapping[str, Iterable[str]] | None = None,
+    ):
+        names = list(names)
+        descriptions = list(descriptions)
+        risk = list(risk)
+        if not names:
+            raise ValueError(MSG_EMPTY_REGISTRY)
+        if not (len(names) == len(descriptions) == len(risk)):
+            raise ValueError(
+                f"names, descriptions and risk must have one entry per tool; got "
+                f"{len(names)}, {len(descriptions)} and {len(risk)}."
+            )
+        if permissions is None:
+            permissions = [None] * len(names)
+        permissions = list(permissions)
+        if len(permissions) != len(names):
+            raise ValueError(
+                f"permissions must have one entry per tool; got {len(permissions)} for "
+                f"{len(names)} tools."
+            )
+        compiled = _compile_keywords(
+            DEFAULT_PERMISSION_KEYWORDS if permission_keywords is None else permission_keywords
+        )
+        seen: dict[str, int] = {}
+        risks, perms = [], []
+        for i, (name, desc, r, p) in enumerate(zip(names, descriptions, risk, permissions)):
+            if not isinstance(name, str) or not name.strip():
+                raise ValueError(MSG_BAD_NAME.format(i=i, name=name))
+            if name in seen:
+                raise ValueError(MSG_DUPLICATE_NAME.format(name=name, first=seen[name], second=i))
+            seen[name] = i
+            if not isinstance(desc, str) or not desc.strip():
+                raise ValueError(MSG_EMPTY_DESCRIPTION.format(name=name, desc=desc))
+            risks.append(_check_risk(name, r))
+            if p is None or (isinstance(p, float) and np.isnan(p)):
+                perms.append(_derive(_words(f"{name} {desc}"), compiled))
+            else:
+                if isinstance(p, str):
+                    # A CSV cell such as "shell_execution;file_write".
+                    p = [s for s in re.split(r"[;,|]", p) if s.strip()]
+                p = frozenset(s.strip() for s in p)
+                bad = sorted(p - set(PERMISSION_CATEGORIES))
+                if bad:
+                    raise ValueError(
+                        MSG_BAD_PERMISSION.format(
+                            name=name, perm=bad[0], allowed=list(PERMISSION_CATEGORIES)
+                        )
+                    )
+                perms.append(p)
+        self._index = seen
+        self.names = np.array(names, dtype=object)
+        self.descriptions = np.array(descriptions, dtype=object)
+        self.risk = np.array(risks, dtype=np.int64)
+        self.permissions = tuple(perms)
+        self.permission_matrix = np.array(
+            [[c in p for c in PERMISSION_CATEGORIES] for p in perms], dtype=bool
+        ).reshape(len(names), len(PERMISSION_CATEGORIES))
+        for arr in (self.names, self.descriptions, self.risk, self.permission_matrix):
+            arr.flags.writeable = False
+        h = hashlib.sha1()
+        for n, d, r, p in zip(names, descriptions, risks, perms):
+            h.update(f"{n}\x1f{d}\x1f{r}\x1f{','.join(sorted(p))}\x1e".encode())
+        self.fingerprint = h.hexdigest()
+
+    # -- construction -------------------------------------------------------------------------
+    @classmethod
+    def from_records(
+        cls,
+        records: Iterable[Mapping],
+        *,
+        permission_keywords: Mapping[str, Iterable[str]] | None = None,
+    ) -> ToolRegistry:
+        """Build a registry from mappings with ``name``, ``description``, ``risk``, ``permissions``.
+
+        Parameters
+        ----------
+        records : iterable of mapping
+            Each has ``name`` and ``description``; ``risk`` (int 1..5 or None) and
+            ``permissions`` (iterable of categories) are optional. Explicit permissions win
+            over derived ones.
+        permission_keywords : mapping of str to iterable of str, default=None
+            Keyword rules for tools without explicit permissions.
+
+        Returns
+        -------
+        registry : ToolRegistry
+        """
+        names, descs, risks, perms = [], [], [], []
+        for i, rec in enumerate(records):
+            if not isinstance(rec, Mapping):
+                raise ValueError(f"Tool record #{i} must be a mapping, got {type(rec).__name__}.")
+            names.append(rec.get("name"))
+            descs.append(rec.get("description"))
+            risks.append(rec.get("risk"))
+            perms.append(rec.get("permissions"))
+        return cls(names, descs, risks, perms, permission_keywords=permission_keywords)
+
+    @classmethod
+    def from_frame(
+        cls, df, *, permission_keywords: Mapping[str, Iterable[str]] | None = None
+    ) -> ToolRegistry:
+        """Build a registry from a :class:`pandas.DataFrame`.
+
+        Parameters
+        ----------
+        df : pandas.DataFrame
+            Columns ``name`` and ``description``, optionally ``risk`` (missing values mean
+            unknown) and ``permissions`` (iterables, or strings separated by ``;``).
+        permission_keywords : mapping of str to iterable of str, default=None
+            Keyword rules for tools without explicit permissions.
+
+        Returns
+        -------
+        registry : ToolRegistry
+        """
+        for col in ("name", "description"):
+            if col not in df.columns:
+                raise ValueError(MSG_MISSING_COLUMN.format(col=col, cols=list(df.columns)))
+        n = len(df)
+        risk = df["risk"].tolist() if "risk" in df.columns else [None] * n
+        perms = df["permissions"].tolist() if "permissions" in df.columns else None
+        return cls(
+            df["name"].tolist(),
+            df["description"].tolist(),
+            risk,
+            perms,
+            permission_keywords=permission_keywords,
+        )
+
+    # -- access -------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __contains__(self, name) -> bool:
+        return name in self._index
+
+    def __repr__(self) -> str:
+        return f"ToolRegistry(n_tools={len(self)}, fingerprint={self.fingerprint[:10]!r})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, ToolRegistry) and other.fingerprint == self.fingerprint
+
+    def __hash__(self) -> int:
+        return hash(self.fingerprint)
+
+    def __deepcopy__(self, memo):
+        # Immutable: clone() and deepcopy share the catalogue instead of copying it.
+        return self
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        for arr in (self.names, self.descriptions, self.risk, self.permission_matrix):
+            arr.flags.writeable = False
+
+    @property
+    def texts(self) -> list[str]:
+        """``"{name}: {description}"`` per tool: the text the encoder embeds."""
+        return [f"{n}: {d}" for n, d in zip(self.names, self.descriptions)]
+
+    @property
+    def risk_known(self) -> np.ndarray:
+        """Boolean mask, False where the tool has no risk label."""
+        return self.risk != UNKNOWN_RISK
+
+    @property
+    def permission_counts(self) -> np.ndarray:
+        """Number of high-risk permission categories per tool."""
+        return self.permission_matrix.sum(axis=1).astype(np.int64)
+
+    def index_of(self, names) -> np.ndarray:
+        """Registry indices of tool names.
+
+        Parameters
+        ----------
+        names : str or iterable of str
+            Tool names.
+
+        Returns
+        -------
+        indices : ndarray of int
+            One index per name (a 0-d array for a single string).
+
+        Raises
+        ------
+        ValueError
+            Naming every tool that is not in the registry.
+        """
+        if isinstance(names, str):
+            return np.asarray(self.index_of([names])[0])
+        names = list(names)
+        missing = [n for n in names if n not in self._index]
+        if missing:
+            shown = ", ".join(repr(m) for m in missing[:10])
+            more = f" (and {len(missing) - 10} more)" if len(missing) > 10 else ""
+            raise ValueError(MSG_UNKNOWN_TOOL.format(names=shown + more))
+        return np.fromiter((self._index[n] for n in names), dtype=np.int64, count=len(names))
+
+    def risk_of(self, names) -> np.ndarray:
+        """Risk levels of tool names (unknown as :data:`UNKNOWN_RISK`)."""
+        return self.risk[self.index_of(names)]
+
+    def to_frame(self):
+        """The registry as a :class:`pandas.DataFrame` (name, description, risk, permissions)."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            {
+                "name": self.names,
+                "description": self.descriptions,
+                "risk": [None if r == UNKNOWN_RISK else int(r) for r in self.risk],
+                "permissions": [";".join(sorted(p)) for p in self.permissions],
+            }
+        )

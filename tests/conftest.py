@@ -1,0 +1,66 @@
+"""Shared fixtures: offline model hub, fixed seeds, the real benchmark data."""
+
+import os
+
+# Hugging Face libraries read these at import time, so set them before any test imports one.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import random  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+#: The real UltraTool and Seal-Tools files, beside the checkout (override with SKRISKRANK_DATA).
+DATA_DIR = Path(os.environ.get("SKRISKRANK_DATA", ROOT.parent / "shared" / "data"))
+
+
+@pytest.fixture(autouse=True)
+def _fixed_seeds():
+    random.seed(0)
+    np.random.seed(0)
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is a runtime dependency
+        return
+    torch.manual_seed(0)
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    if not (DATA_DIR / "ultratool").is_dir():
+        pytest.skip(f"benchmark data not found at {DATA_DIR} (set SKRISKRANK_DATA)")
+    return DATA_DIR
+
+
+@pytest.fixture(scope="session")
+def ultratool(data_dir):
+    from skriskrank.datasets import load_ultratool
+
+    return load_ultratool(data_dir / "ultratool")
+
+
+@pytest.fixture(scope="session")
+def sealtools_dev(data_dir):
+    from skriskrank.datasets import load_sealtools
+
+    return load_sealtools(data_dir / "sealtools", "dev")
+
+
+@pytest.fixture
+def tiny_registry():
+    from skriskrank import ToolRegistry
+
+    return ToolRegistry.from_records(
+        [
+            {"name": "read_file", "description": "Read the contents of a text file", "risk": 1},
+            {"name": "list_dir", "description": "List the files in a folder", "risk": 1},
+            {"name": "send_email", "description": "Send an email message", "risk": 3},
+            {"name": "delete_file", "description": "Delete a file from disk", "risk": 4},
+            {"name": "run_shell", "description": "Run a bash command", "risk": 5},
+            {"name": "get_weather", "description": "Look up the weather forecast", "risk": 1},
+        ]
+    )
