@@ -10,6 +10,9 @@ smoother and a greedy rule filter, each a scikit-learn estimator that composes i
 """
 
 from ._batch import RankingBatch
+from ._embedding import FrozenEmbedder
+from ._reranker import RiskAwareReranker
+from ._retriever import DenseRetriever
 from ._registry import (
     DEFAULT_PERMISSION_KEYWORDS,
     PERMISSION_CATEGORIES,
@@ -24,7 +27,10 @@ __all__ = [
     "DEFAULT_PERMISSION_KEYWORDS",
     "PERMISSION_CATEGORIES",
     "UNKNOWN_RISK",
+    "DenseRetriever",
+    "FrozenEmbedder",
     "RankingBatch",
+    "RiskAwareReranker",
     "ToolRegistry",
     "derive_permissions",
 ]

@@ -1,0 +1,675 @@
+"""RiskAwareReranker: the paper's dual-head reranker, trained with skorch.
+
+Score ``s(q, t) = f_rel(q, t) - risk_weight * f_risk(t)``: a relevance head over the query and
+tool embeddings and a risk head over the tool embedding alone, trained jointly with a pairwise
+margin loss and a risk-regression loss (Risk-Aware Reranking for Agentic Tool Retrieval,
+CIKM 2026, Section 3).
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections import OrderedDict
+from numbers import Integral, Real
+
+import joblib
+import numpy as np
+import torch
+from skorch import NeuralNet
+from skorch.callbacks import Callback, EarlyStopping
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+from torch import nn
+
+from ._base import RankingStepMixin, check_relevant
+from ._embedding import _check_device
+from ._registry import UNKNOWN_RISK
+
+__all__ = ["RiskAwareReranker", "DualHeadModule", "DualHeadNet"]
+
+MSG_NEGATIVES = (
+    "corpus_negatives={corpus} cannot exceed n_negatives={n}: corpus negatives are part of "
+    "the n_negatives drawn per positive."
+)
+MSG_TOO_FEW_QUERIES = (
+    "validation_fraction={frac} leaves {n_train} training queries; give more queries or "
+    "set validation_fraction=0."
+)
+MSG_NO_NEGATIVES = "Every tool of the registry is a gold tool of query {i}: no negative exists."
+
+# Trained heads are reused across fits that differ only in inference-time parameters
+# (risk_weight, k): a GridSearchCV over risk_weight trains once per fold, not once per value.
+_FIT_CACHE: OrderedDict[str, dict] = OrderedDict()
+_FIT_CACHE_SIZE = 64
+_FIT_LOCK = threading.Lock()
+# Parameters that do not change the trained heads.
+_INFERENCE_ONLY = ("risk_weight", "k", "verbose")
+
+
+# --------------------------------------------------------------------------------------------
+# The torch module and the skorch net
+# --------------------------------------------------------------------------------------------
+class DualHeadModule(nn.Module):
+    """The two heads: ``forward(query, tools)`` returns ``(f_rel, f_risk)``, relevance first.
+
+    Parameters
+    ----------
+    dim : int
+        Embedding dimension ``d``.
+    hidden : int, default=64
+        Hidden units of each head.
+    relevance_head : {"residual", "concat"}, default="residual"
+        ``"concat"`` is the paper's ``MLP([e_q; e_t])`` (2d -> hidden -> 1, ReLU, sigmoid).
+        ``"residual"`` learns a correction on top of the frozen cosine similarity:
+        ``sigmoid(a * cos(q, t) + b + MLP([e_q; e_t; e_q * e_t]))`` with the MLP's last layer
+        initialised to zero, so that training starts from the dense ranking.
+    """
+
+    def __init__(self, dim, hidden=64, relevance_head="residual"):
+        super().__init__()
+        self.relevance_head = relevance_head
+        n_in = 2 * dim if relevance_head == "concat" else 3 * dim
+        self.rel_hidden = nn.Linear(n_in, hidden)
+        self.rel_out = nn.Linear(hidden, 1)
+        self.risk_hidden = nn.Linear(dim, hidden)
+        self.risk_out = nn.Linear(hidden, 1)
+        if relevance_head == "residual":
+            nn.init.zeros_(self.rel_out.weight)
+            nn.init.zeros_(self.rel_out.bias)
+            # cos in [0, 1] mapped to a usable slope of the sigmoid.
+            self.cos_scale = nn.Parameter(torch.tensor(10.0))
+            self.cos_bias = nn.Parameter(torch.tensor(-5.0))
+
+    def relevance_logit(self, query, tools):
+        """Pre-sigmoid relevance of ``tools`` (B, n, d) for ``query`` (B, d)."""
+        q = query.unsqueeze(1).expand(-1, tools.shape[1], -1)
+        parts = [q, tools] if self.relevance_head == "concat" else [q, tools, q * tools]
+        z = self.rel_out(torch.relu(self.rel_hidden(torch.cat(parts, dim=-1)))).squeeze(-1)
+        if self.relevance_head == "residual":
+            z = z + self.cos_scale * (q * tools).sum(-1) + self.cos_bias
+        return z
+
+    def risk(self, tools):
+        """f_risk of ``tools`` (..., d) in [0, 1]."""
+        return torch.sigmoid(self.risk_out(torch.relu(self.risk_hidden(tools))).squeeze(-1))
+
+    def forward(self, query, tools):
+        return torch.sigmoid(self.relevance_logit(query, tools)), self.risk(tools)
+
+
+class DualHeadNet(NeuralNet):
+    """skorch net for :class:`DualHeadModule` with the paper's joint loss.
+
+    ``loss = mean(relu(margin - f_rel(q, t+) + f_rel(q, t-))) + risk_loss_weight *
+    MSE(f_risk(t), (r_t - 1) / 4)`` over the tools of the batch whose risk is known. Each
+    training sample is a query with its tools ``[t+, t-_1, ..., t-_n]``; ``y`` holds their
+    risk targets (NaN where unknown).
+
+    Parameters
+    ----------
+    *args, **kwargs
+        As for :class:`skorch.NeuralNet`.
+    margin : float, default=0.1
+        Margin of the pairwise loss.
+    risk_loss_weight : float, default=0.5
+        Weight of the risk-regression term.
+    """
+
+    def __init__(self, *args, margin=0.1, risk_loss_weight=0.5, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.margin = margin
+        self.risk_loss_weight = risk_loss_weight
+
+    def get_loss(self, y_pred, y_true, X=None, training=False):
+        rel, risk = y_pred
+        pos, neg = rel[:, :1], rel[:, 1:]
+        rank_loss = torch.relu(self.margin - pos + neg).mean()
+        target = y_true.to(risk.device, risk.dtype)
+        known = ~torch.isnan(target)
+        if known.any():
+            risk_loss = self.criterion_(risk[known], target[known])
+        else:
+            risk_loss = risk.sum() * 0.0
+        return rank_loss + self.risk_loss_weight * risk_loss
+
+
+class _TripletDataset(torch.utils.data.Dataset):
+    """(query, [t+, t-...]) samples with negatives drawn afresh every epoch."""
+
+    def __init__(self, q_emb, t_emb, pair_query, pair_pos, hard_pool, gold, n_hard, n_corpus,
+                 risk_target, seed):
+        self.q_emb, self.t_emb = q_emb, t_emb
+        self.pair_query, self.pair_pos = pair_query, pair_pos
+        self.hard_pool, self.gold = hard_pool, gold
+        self.n_hard, self.n_corpus = n_hard, n_corpus
+        self.risk_target = risk_target
+        self.rng = np.random.default_rng(seed)
+        self.n_tools = len(t_emb)
+
+    def __len__(self):
+        return len(self.pair_query)
+
+    def _corpus(self, qi, n):
+        out = []
+        gold = self.gold[qi]
+        while len(out) < n:
+            cand = self.rng.integers(0, self.n_tools, size=2 * n + 4)
+            out.extend(int(c) for c in cand if c not in gold)
+        return out[:n]
+
+    def __getitem__(self, i):
+        qi, pos = self.pair_query[i], self.pair_pos[i]
+        pool = self.hard_pool[qi]
+        n_hard = min(self.n_hard, len(pool))
+        negs = list(self.rng.choice(pool, size=n_hard, replace=False)) if n_hard else []
+        negs += self._corpus(qi, self.n_hard + self.n_corpus - n_hard)
+        tools = np.array([pos, *negs], dtype=np.int64)
+        return (
+            {"query": self.q_emb[qi], "tools": self.t_emb[tools]},
+            self.risk_target[tools],
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Fast inference with numpy: the first layer split into query, tool and interaction parts
+# --------------------------------------------------------------------------------------------
+def _heads_from_module(module: DualHeadModule, dim: int) -> dict:
+    """The trained weights as numpy arrays, with the first layer split by input block."""
+    w1 = module.rel_hidden.weight.detach().cpu().numpy().astype(np.float32)
+    heads = {
+        "kind": module.relevance_head,
+        "Wq": np.ascontiguousarray(w1[:, :dim]),
+        "Wt": np.ascontiguousarray(w1[:, dim : 2 * dim]),
+        "b1": module.rel_hidden.bias.detach().cpu().numpy().astype(np.float32),
+        "w2": module.rel_out.weight.detach().cpu().numpy().astype(np.float32).ravel(),
+        "b2": float(module.rel_out.bias.detach().cpu()),
+        "R1": module.risk_hidden.weight.detach().cpu().numpy().astype(np.float32),
+        "rb1": module.risk_hidden.bias.detach().cpu().numpy().astype(np.float32),
+        "rw2": module.risk_out.weight.detach().cpu().numpy().astype(np.float32).ravel(),
+        "rb2": float(module.risk_out.bias.detach().cpu()),
+    }
+    if module.relevance_head == "residual":
+        heads["Wx"] = np.ascontiguousarray(w1[:, 2 * dim :])
+        heads["cos_scale"] = float(module.cos_scale.detach().cpu())
+        heads["cos_bias"] = float(module.cos_bias.detach().cpu())
+    return heads
+
+
+def _silent(*_):
+    """A picklable no-op sink for skorch's EarlyStopping messages."""
+
+
+def _sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def tool_risk(heads: dict, tool_emb: np.ndarray) -> np.ndarray:
+    """f_risk of every tool, float32 (n_tools,)."""
+    h = np.maximum(tool_emb @ heads["R1"].T + heads["rb1"], 0.0)
+    return _sigmoid(h @ heads["rw2"] + heads["rb2"]).astype(np.float32)
+
+
+def relevance(heads: dict, q_emb, tool_emb, candidates=None, *, tool_hidden=None,
+              chunk_elems=1 << 24) -> np.ndarray:
+    """f_rel of each query's candidates, float32 (n_queries, n_candidates).
+
+    Never forms the (query, tool, 2d) concatenation: ``W1 [e_q; e_t] = Wq e_q + Wt e_t``, so
+    the query and tool parts are one GEMM each and only the (query, tool, hidden) sum is
+    materialized, a chunk of queries at a time. The residual head's interaction term
+    ``Wx (e_q * e_t)`` is ``(Wx * e_q) e_t``: one GEMM per chunk of queries.
+
+    Parameters
+    ----------
+    heads : dict
+        Weights from the fitted reranker.
+    q_emb : ndarray of shape (n_queries, d)
+    tool_emb : ndarray of shape (n_tools, d)
+    candidates : ndarray of int of shape (n_queries, m) or None
+        ``None`` scores the full pool.
+    tool_hidden : ndarray of shape (n_tools, hidden), default=None
+        Precomputed ``tool_emb @ Wt.T``.
+    chunk_elems : int, default=2**24
+        Bound on the floats of one (queries, tools, hidden) block.
+    """
+    hq = q_emb @ heads["Wq"].T + heads["b1"]
+    ht = tool_emb @ heads["Wt"].T if tool_hidden is None else tool_hidden
+    n_q, h = hq.shape
+    m = len(tool_emb) if candidates is None else candidates.shape[1]
+    out = np.empty((n_q, m), dtype=np.float32)
+    step = max(1, chunk_elems // max(1, m * h))
+    residual = heads["kind"] == "residual"
+    for s in range(0, n_q, step):
+        e = slice(s, min(s + step, n_q))
+        qe = q_emb[e]
+        if candidates is None:
+            pre = hq[e, None, :] + ht[None, :, :]
+            if residual:
+                # (c*h, d) @ (d, T): the interaction of every query with every tool.
+                a = (qe[:, None, :] * heads["Wx"][None]).reshape(-1, qe.shape[1])
+                pre += (a @ tool_emb.T).reshape(len(qe), h, m).transpose(0, 2, 1)
+                cos = qe @ tool_emb.T
+        else:
+            cand = candidates[e]
+            pre = hq[e, None, :] + ht[cand]
+            if residual:
+                te = tool_emb[cand]  # (c, m, d)
+                pre += np.matmul(te, (qe[:, :, None] * heads["Wx"].T[None]))
+                cos = np.einsum("cmd,cd->cm", te, qe)
+        np.maximum(pre, 0.0, out=pre)
+        z = pre @ heads["w2"] + heads["b2"]
+        if residual:
+            z += heads["cos_scale"] * cos + heads["cos_bias"]
+        out[e] = _sigmoid(z)
+    return out
+
+
+def _ndcg_rows(scores, candidates, relevant, k):
+    """Mean NDCG@k (binary gain) of score-ranked candidate rows; ties keep row order."""
+    order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+    top = np.take_along_axis(candidates, order, axis=1)
+    disc = 1.0 / np.log2(np.arange(2, k + 2))
+    total = 0.0
+    for row, gold in zip(top, relevant):
+        gain = np.isin(row, gold)
+        total += float(gain @ disc[: len(row)]) / float(disc[: min(k, len(gold))].sum())
+    return total / len(relevant)
+
+
+class _ValidationRanking(Callback):
+    """Records the validation NDCG@k of the relevance head after every epoch."""
+
+    def __init__(self, q_emb, t_emb, candidates, relevant, k, name="valid_ndcg"):
+        self.q_emb, self.t_emb = q_emb, t_emb
+        self.candidates, self.relevant, self.k, self.name = candidates, relevant, k, name
+
+    def score(self, net):
+        heads = _heads_from_module(net.module_, self.t_emb.shape[1])
+        rel = relevance(heads, self.q_emb, self.t_emb, self.candidates)
+        return _ndcg_rows(rel, self.candidates, self.relevant, self.k)
+
+    def on_epoch_end(self, net, **kwargs):
+        net.history.record(self.name, self.score(net))
+
+    def clear(self):
+        # Drop the data so that the pickled reranker does not carry it.
+        self.q_emb = self.t_emb = self.candidates = self.relevant = None
+
+
+class _EarlyStoppingFromStart(EarlyStopping):
+    """EarlyStopping that also counts the untrained heads (epoch 0) as a candidate.
+
+    With the residual head, epoch 0 is the dense ranking itself; if no epoch beats it on the
+    held-out queries, training ends with the weights it started from.
+    """
+
+    def __init__(self, *args, validation=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.validation = validation
+
+    def on_train_begin(self, net, **kwargs):
+        super().on_train_begin(net, **kwargs)
+        if self.validation is not None:
+            start = self.validation.score(net)
+            self.start_score_ = start
+            self.dynamic_threshold_ = self._calc_new_threshold(start)
+            self.best_model_weights_ = copy.deepcopy(net.module_.state_dict())
+            self.best_epoch_ = 0
+
+
+# --------------------------------------------------------------------------------------------
+# The estimator
+# --------------------------------------------------------------------------------------------
+class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
+    """Rerank candidates by ``f_rel(q, t) - risk_weight * f_risk(t)``.
+
+    A relevance head ``f_rel`` and a risk head ``f_risk`` over frozen embeddings, trained
+    jointly by a skorch :class:`DualHeadNet`: a pairwise margin loss over (query, gold tool,
+    negative tool) triplets plus ``risk_loss_weight`` times the MSE between ``f_risk(t)`` and
+    the audited ``(r_t - 1) / 4``. ``risk_weight`` (the paper's lambda) acts at inference
+    only: changing it with ``set_params`` on a fitted reranker changes the next ``transform``
+    without a refit, and refits that differ only in ``risk_weight`` reuse the trained heads.
+
+    Training holds out ``validation_fraction`` of the training queries and stops on their
+    NDCG@k (skorch ``EarlyStopping``, keeping the best epoch, the untrained start included),
+    so that the relevance head does not fall below the ranking it reranks.
+
+    Parameters
+    ----------
+    risk_weight : float, default=0.1
+        lambda in ``s = f_rel - lambda * f_risk``; inference only.
+    hidden : int, default=64
+        Hidden units of each head.
+    epochs : int, default=10
+        Maximum training epochs.
+    batch_size : int, default=64
+        Triplets per optimizer step.
+    lr : float, default=1e-3
+        Adam learning rate.
+    n_negatives : int, default=5
+        Negatives per (query, gold tool) pair, drawn afresh every epoch.
+    corpus_negatives : int, default=2
+        How many of the ``n_negatives`` come from the whole registry; the rest are hard
+        negatives from the query's top ``hard_negative_pool`` candidates. Without corpus
+        negatives, heads trained on top-100 candidates rank the full pool poorly (tools
+        outside the top-100 were never seen as negatives); 2 of 5 works in both settings.
+    hard_negative_pool : int, default=100
+        Hard negatives come from this many best-scored candidates of the incoming batch.
+    margin : float, default=0.1
+        Margin of the pairwise loss.
+    risk_loss_weight : float, default=0.5
+        Weight of the risk-regression term.
+    relevance_head : {"residual", "concat"}, default="residual"
+        ``"concat"`` is the paper's ``MLP([e_q; e_t])``, kept for faithful reproduction.
+        ``"residual"`` learns a correction on top of the cosine score and starts from the
+        dense ranking; see :class:`DualHeadModule`.
+    validation_fraction : float, default=0.1
+        Share of training queries held out for early stopping; 0 trains on all of them
+        for exactly ``epochs`` epochs.
+    patience : int, default=3
+        Epochs without a better validation NDCG@k before training stops.
+    k : int, default=5
+        Cut-off of :meth:`predict` and of the validation NDCG.
+    random_state : int or None, default=None
+        Seeds torch, the negative sampling, the shuffling and the validation split. The same
+        value gives identical predictions from two fits.
+    device : str, default="cpu"
+        Torch device for training.
+    verbose : int, default=0
+        skorch's per-epoch log when > 0.
+
+    Attributes
+    ----------
+    net_ : DualHeadNet
+        The trained skorch net (trimmed for prediction).
+    heads_ : dict
+        The trained weights as numpy arrays, the first layer split into query, tool (and
+        interaction) parts for fast scoring.
+    tool_risk_ : ndarray of float32, shape (n_tools,)
+        f_risk of every registry tool.
+    n_epochs_ : int
+        Epochs trained.
+    best_epoch_ : int
+        Epoch whose weights were kept (0 means the untrained start).
+    validation_scores_ : list of float
+        Validation NDCG@k after each epoch (empty without validation).
+    registry_ : ToolRegistry
+        The catalogue seen in ``fit``.
+    encoder_ : str
+        The encoder identity seen in ``fit``.
+
+    See Also
+    --------
+    GraphSmoother : Smooths the reranked scores over the ToolGraph.
+    RuleFilter : Enforces risk, permission and redundancy caps on the top-k.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skriskrank import RankingBatch, RiskAwareReranker, ToolRegistry
+    >>> rng = np.random.default_rng(0)
+    >>> reg = ToolRegistry.from_records(
+    ...     [{"name": f"t{i}", "description": f"tool {i}", "risk": 1 + i % 5} for i in range(20)])
+    >>> tools = rng.normal(size=(20, 8)).astype(np.float32)
+    >>> tools /= np.linalg.norm(tools, axis=1, keepdims=True)
+    >>> queries = tools[:10] + 0.1 * rng.normal(size=(10, 8)).astype(np.float32)
+    >>> batch = RankingBatch.full_pool(reg, queries, tools)
+    >>> y = [{f"t{i}"} for i in range(10)]
+    >>> rr = RiskAwareReranker(epochs=2, validation_fraction=0, random_state=0).fit(batch, y)
+    >>> rr.predict(batch).shape
+    (10, 5)
+    >>> rr.tool_risk_.shape
+    (20,)
+    """
+
+    _parameter_constraints: dict = {
+        "risk_weight": [Interval(Real, 0, None, closed="left")],
+        "hidden": [Interval(Integral, 1, None, closed="left")],
+        "epochs": [Interval(Integral, 1, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "lr": [Interval(Real, 0, None, closed="neither")],
+        "n_negatives": [Interval(Integral, 1, None, closed="left")],
+        "corpus_negatives": [Interval(Integral, 0, None, closed="left")],
+        "hard_negative_pool": [Interval(Integral, 1, None, closed="left")],
+        "margin": [Interval(Real, 0, None, closed="left")],
+        "risk_loss_weight": [Interval(Real, 0, None, closed="left")],
+        "relevance_head": [StrOptions({"residual", "concat"})],
+        "validation_fraction": [Interval(Real, 0, 1, closed="left")],
+        "patience": [Interval(Integral, 1, None, closed="left")],
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "device": [str],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        *,
+        risk_weight=0.1,
+        hidden=64,
+        epochs=10,
+        batch_size=64,
+        lr=1e-3,
+        n_negatives=5,
+        corpus_negatives=2,
+        hard_negative_pool=100,
+        margin=0.1,
+        risk_loss_weight=0.5,
+        relevance_head="residual",
+        validation_fraction=0.1,
+        patience=3,
+        k=5,
+        random_state=None,
+        device="cpu",
+        verbose=0,
+    ):
+        self.risk_weight = risk_weight
+        self.hidden = hidden
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.lr = lr
+        self.n_negatives = n_negatives
+        self.corpus_negatives = corpus_negatives
+        self.hard_negative_pool = hard_negative_pool
+        self.margin = margin
+        self.risk_loss_weight = risk_loss_weight
+        self.relevance_head = relevance_head
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.k = k
+        self.random_state = random_state
+        self.device = device
+        self.verbose = verbose
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False
+        tags.target_tags.required = True
+        tags.transformer_tags.preserves_dtype = []
+        tags.non_deterministic = self.random_state is None
+        return tags
+
+    # -- training ------------------------------------------------------------------------------
+    def _training_key(self, X, relevant) -> str | None:
+        if self.random_state is None or not isinstance(self.random_state, Integral):
+            return None  # an unseeded fit is not reproducible, so never reuse one
+        params = {k: v for k, v in self.get_params().items() if k not in _INFERENCE_ONLY}
+        return joblib.hash(
+            (params, X.query_embeddings, X.tool_embeddings, np.asarray(X.candidates),
+             X.scores, X.registry.fingerprint, [r.tolist() for r in relevant])
+        )
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Train the relevance and risk heads.
+
+        Parameters
+        ----------
+        X : RankingBatch
+            Training queries with their candidates (from ``FrozenEmbedder`` and optionally
+            ``DenseRetriever``).
+        y : sequence of set of str
+            Gold tool names per query.
+
+        Returns
+        -------
+        self : RiskAwareReranker
+        """
+        X = self._check_input(X, reset=True)
+        relevant = check_relevant(y, X.registry, X.n_queries)
+        if self.corpus_negatives > self.n_negatives:
+            raise ValueError(
+                MSG_NEGATIVES.format(corpus=self.corpus_negatives, n=self.n_negatives)
+            )
+        self._fit_batch_state(X)
+        device = _check_device(self.device)
+        key = self._training_key(X, relevant)
+        with _FIT_LOCK:
+            cached = _FIT_CACHE.get(key) if key is not None else None
+            if cached is not None:
+                _FIT_CACHE.move_to_end(key)
+        if cached is None:
+            cached = self._train(X, relevant, device)
+            if key is not None:
+                with _FIT_LOCK:
+                    _FIT_CACHE[key] = cached
+                    while len(_FIT_CACHE) > _FIT_CACHE_SIZE:
+                        _FIT_CACHE.popitem(last=False)
+        for name, value in cached.items():
+            setattr(self, name, value)
+        self._tool_hidden = None
+        return self
+
+    def _train(self, X, relevant, device) -> dict:
+        n_q = X.n_queries
+        seed = np.random.RandomState(self.random_state).randint(0, 2**31 - 1)
+        rng = np.random.default_rng(seed)
+        perm = rng.permutation(n_q)
+        n_valid = int(round(self.validation_fraction * n_q))
+        if self.validation_fraction > 0 and n_valid == 0 and n_q >= 2:
+            n_valid = 1
+        if n_q - n_valid < 1:
+            raise ValueError(
+                MSG_TOO_FEW_QUERIES.format(frac=self.validation_fraction, n_train=n_q - n_valid)
+            )
+        valid, train = np.sort(perm[:n_valid]), np.sort(perm[n_valid:])
+
+        t_emb = np.ascontiguousarray(X.tool_embeddings, dtype=np.float32)
+        q_emb = np.ascontiguousarray(X.query_embeddings, dtype=np.float32)
+        cand = np.asarray(X.candidates)
+        pool_n = min(self.hard_negative_pool, X.n_candidates)
+        pool_order = X.order(pool_n)
+        hard_pool, gold_sets = [], []
+        for i in range(n_q):
+            gold = relevant[i]
+            if len(gold) >= len(X.registry):
+                raise ValueError(MSG_NO_NEGATIVES.format(i=i))
+            gold_sets.append(frozenset(gold.tolist()))
+            row = cand[i, pool_order[i]]
+            hard_pool.append(row[~np.isin(row, gold)])
+        pair_query = np.concatenate([np.full(len(relevant[i]), i) for i in train])
+        pair_pos = np.concatenate([relevant[i] for i in train])
+        risk = X.registry.risk
+        risk_target = np.where(risk == UNKNOWN_RISK, np.nan, (risk - 1) / 4.0).astype(np.float32)
+        dataset = _TripletDataset(
+            q_emb, t_emb, pair_query, pair_pos, hard_pool, gold_sets,
+            self.n_negatives - self.corpus_negatives, self.corpus_negatives, risk_target, seed,
+        )
+
+        callbacks = []
+        validation = None
+        if n_valid:
+            validation = _ValidationRanking(
+                q_emb[valid], t_emb, cand[valid], [relevant[i] for i in valid], self.k
+            )
+            callbacks = [
+                ("valid_ranking", validation),
+                ("early_stopping", _EarlyStoppingFromStart(
+                    monitor="valid_ndcg", lower_is_better=False, patience=self.patience,
+                    threshold=0.0, threshold_mode="abs", load_best=True,
+                    sink=_silent, validation=validation,
+                )),
+            ]
+        torch.manual_seed(seed)
+        net = DualHeadNet(
+            DualHeadModule,
+            module__dim=t_emb.shape[1],
+            module__hidden=self.hidden,
+            module__relevance_head=self.relevance_head,
+            criterion=nn.MSELoss,
+            optimizer=torch.optim.Adam,
+            lr=self.lr,
+            max_epochs=self.epochs,
+            batch_size=self.batch_size,
+            train_split=None,
+            iterator_train__shuffle=True,
+            iterator_train__generator=torch.Generator().manual_seed(seed),
+            callbacks=callbacks,
+            predict_nonlinearity=None,
+            margin=self.margin,
+            risk_loss_weight=self.risk_loss_weight,
+            device=device,
+            verbose=self.verbose,
+        )
+        net.fit(dataset, y=None)
+        n_epochs = len(net.history)
+        scores = [h["valid_ndcg"] for h in net.history if "valid_ndcg" in h]
+        stopper = dict(net.callbacks_).get("early_stopping")
+        if validation is not None:
+            validation.clear()
+        net.trim_for_prediction()
+        heads = _heads_from_module(net.module_, t_emb.shape[1])
+        return {
+            "net_": net,
+            "heads_": heads,
+            "tool_risk_": tool_risk(heads, t_emb),
+            "n_epochs_": n_epochs,
+            "best_epoch_": int(stopper.best_epoch_) if stopper is not None else n_epochs,
+            "validation_scores_": scores,
+        }
+
+    # -- inference -----------------------------------------------------------------------------
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_tool_hidden"] = None  # recomputed on first use
+        return state
+
+    def _hidden_of_tools(self, tool_emb):
+        if getattr(self, "_tool_hidden", None) is None:
+            self._tool_hidden = tool_emb @ self.heads_["Wt"].T
+        return self._tool_hidden
+
+    def relevance_scores(self, X) -> np.ndarray:
+        """f_rel of each candidate of the batch, shape (n_queries, n_candidates)."""
+        check_is_fitted(self)
+        X = self._check_input(X, reset=False)
+        return relevance(
+            self.heads_, X.query_embeddings, X.tool_embeddings,
+            None if X.is_full_pool else np.asarray(X.candidates),
+            tool_hidden=self._hidden_of_tools(X.tool_embeddings),
+        )
+
+    def predict_risk(self, X) -> np.ndarray:
+        """f_risk of each candidate of the batch, shape (n_queries, n_candidates)."""
+        check_is_fitted(self)
+        X = self._check_input(X, reset=False)
+        return self.tool_risk_[X.candidates]
+
+    def transform(self, X):
+        """Replace the batch's scores by ``f_rel - risk_weight * f_risk``.
+
+        Parameters
+        ----------
+        X : RankingBatch
+            The batch from the previous step.
+
+        Returns
+        -------
+        batch : RankingBatch
+            The same candidates with reranked scores.
+        """
+        rel = self.relevance_scores(X)
+        if self.risk_weight:
+            rel -= np.float32(self.risk_weight) * self.tool_risk_[X.candidates]
+        return X.replace(scores=rel)

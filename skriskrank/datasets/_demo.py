@@ -1,0 +1,241 @@
+"""The demo tool catalogue and labelled queries that ship inside the package.
+
+``skriskrank demo`` and the examples run on this data with no network and no files: 202
+agent tools over ten domains, each with a risk level under the paper's five-level rubric, a
+one-line rationale and explicit permission categories, and 564 queries with gold tools.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from importlib.resources import files
+
+import pandas as pd
+
+from .._registry import ToolRegistry
+
+__all__ = ["DEMO_DOMAINS", "DemoData", "load_demo"]
+
+#: The ten tool domains of the demo catalogue, in file order.
+DEMO_DOMAINS = (
+    "files",
+    "shell",
+    "email",
+    "calendar",
+    "payments_banking",
+    "cloud_infrastructure",
+    "databases",
+    "web",
+    "health_records",
+    "messaging",
+)
+
+DEMO_TOOLS_FILE = "demo_tools.csv"
+DEMO_QUERIES_FILE = "demo_queries.jsonl"
+_TOOL_COLUMNS = ("name", "domain", "description", "risk", "rationale", "permissions")
+#: Permission cells that mean "no high-risk permission". The packaged CSV writes ``none``, as
+#: :func:`~skriskrank.datasets.load_registry_csv` expects; every tool's categories are listed
+#: by hand, so here a blank cell is read as none too rather than derived from keywords.
+_NO_PERMISSIONS = ("", "none")
+
+MSG_TOOL_COLUMNS = "{file}: expected columns {expected}, got {got}."
+MSG_BAD_TOOL_DOMAIN = (
+    "{file}: tool {name!r} has unknown domain {domain!r}; expected one of {allowed}."
+)
+MSG_EMPTY_RATIONALE = "{file}: tool {name!r} has no rationale."
+MSG_BAD_QUERY_LINE = (
+    "{file}, line {line}: expected an object with a non-empty 'query' string, a non-empty "
+    "'relevant' list of tool names and a 'domain' string; got {value!r}."
+)
+MSG_UNKNOWN_GOLD_TOOL = "{file}, line {line}: gold tool {name!r} is not in {tools_file}."
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class DemoData:
+    """The packaged demo registry and its labelled queries.
+
+    Made by :func:`load_demo`. ``queries`` is the ``X`` and ``relevant`` the ``y`` of a
+    skriskrank pipeline.
+
+    Parameters
+    ----------
+    registry : ToolRegistry
+        The demo tool catalogue, with risk levels 1..5 and explicit permission categories.
+    queries : list of str
+        The query texts, all distinct.
+    relevant : list of frozenset of str
+        The gold tool names of each query (one to three), all in ``registry``.
+    domains : list of str
+        The domain of each query: that of its first gold tool, one of :data:`DEMO_DOMAINS`.
+    rationales : dict of str to str
+        Tool name -> one-line justification of its risk level.
+    tool_domains : dict of str to str
+        Tool name -> the tool's domain, one of :data:`DEMO_DOMAINS`.
+
+    See Also
+    --------
+    load_demo : Load this data from the package.
+    """
+
+    registry: ToolRegistry
+    queries: list[str]
+    relevant: list[frozenset[str]]
+    domains: list[str]
+    rationales: dict[str, str]
+    tool_domains: dict[str, str]
+
+    def __len__(self) -> int:
+        return len(self.queries)
+
+    def __repr__(self) -> str:
+        return f"DemoData(n_queries={len(self)}, n_tools={len(self.registry)})"
+
+    def as_dataset(self):
+        """The demo as a :class:`~skriskrank.datasets.ToolRetrievalDataset`.
+
+        Returns
+        -------
+        dataset : ToolRetrievalDataset
+            Named ``"demo"`` with split ``"all"``; same registry, queries, gold tools and
+            domains.
+        """
+        from ._loaders import ToolRetrievalDataset
+
+        return ToolRetrievalDataset(
+            name="demo",
+            split="all",
+            registry=self.registry,
+            queries=self.queries,
+            relevant=self.relevant,
+            domains=self.domains,
+        )
+
+
+def load_demo() -> DemoData:
+    """Load the demo tool catalogue and labelled queries that ship with skriskrank.
+
+    The catalogue holds 202 realistic agent tools over ten domains (:data:`DEMO_DOMAINS`):
+    read-only and risky variants side by side (``read_file`` at level 1, ``write_file`` 3,
+    ``delete_file`` 4, ``wipe_disk`` 5) and some near-duplicates (``search_files`` and
+    ``locate_file``). Risk levels follow the paper's rubric: 1 read-only; 2 minor reversible
+    actions or non-sensitive personal data; 3 sensitive data access or persistent writes;
+    4 irreversible actions, security controls or system-level permissions; 5 large-scale
+    harm, system intrusion or severe privacy loss. Of the 564 queries, 259 truly need a tool
+    of level 3 or more and many others only sound risky ("list everything in /var/tmp so I
+    can see what would be deleted" needs ``list_directory``).
+
+    Returns
+    -------
+    demo : DemoData
+        The registry, queries, gold tools, query domains and per-tool rationales.
+
+    Raises
+    ------
+    ValueError
+        If a packaged file is malformed, naming the file, line or tool (for example a gold
+        tool that is not in the catalogue).
+
+    See Also
+    --------
+    skriskrank.datasets.load_registry_csv : Load your own tool catalogue.
+    skriskrank.datasets.load_queries_jsonl : Load your own labelled queries.
+
+    Examples
+    --------
+    >>> from skriskrank.datasets import load_demo
+    >>> demo = load_demo()
+    >>> len(demo.registry) >= 150, len(demo.queries) >= 300
+    (True, True)
+    >>> demo.registry.risk_of(["read_file", "delete_file", "wipe_disk"]).tolist()
+    [1, 4, 5]
+    >>> sorted(demo.registry.permissions[demo.registry.index_of("run_shell_command")])
+    ['code_execution', 'shell_execution']
+    >>> demo.rationales["delete_file"]
+    'Irreversible: the file does not go to the trash.'
+    """
+    data = files("skriskrank") / "data"
+    return _load(data / DEMO_TOOLS_FILE, data / DEMO_QUERIES_FILE)
+
+
+def _load(tools_file, queries_file) -> DemoData:
+    """Read a demo catalogue CSV and query JSONL, each a path or a package resource."""
+    with tools_file.open("r", encoding="utf-8") as fh:
+        # Keep blank cells as "" so an empty permission list is not read as NaN (which the
+        # registry would take as "derive from keywords").
+        df = pd.read_csv(fh, dtype=str, keep_default_na=False)
+    tname = tools_file.name
+    if tuple(df.columns) != _TOOL_COLUMNS:
+        raise ValueError(
+            MSG_TOOL_COLUMNS.format(file=tname, expected=list(_TOOL_COLUMNS), got=list(df.columns))
+        )
+    for name, domain, rationale in zip(df["name"], df["domain"], df["rationale"]):
+        if domain not in DEMO_DOMAINS:
+            raise ValueError(
+                MSG_BAD_TOOL_DOMAIN.format(
+                    file=tname, name=name, domain=domain, allowed=list(DEMO_DOMAINS)
+                )
+            )
+        if not rationale.strip():
+            raise ValueError(MSG_EMPTY_RATIONALE.format(file=tname, name=name))
+    # Every demo tool is labelled, so a blank or non-integer risk cell stays a string that the
+    # registry rejects by tool name instead of becoming an unknown level.
+    risk = [int(r) if r.strip().isdigit() else r for r in df["risk"]]
+    perms = [[] if p.strip().lower() in _NO_PERMISSIONS else p for p in df["permissions"]]
+    registry = ToolRegistry.from_frame(
+        pd.DataFrame(
+            {
+                "name": df["name"],
+                "description": df["description"],
+                "risk": pd.Series(risk, dtype=object),
+                "permissions": pd.Series(perms, dtype=object),
+            }
+        )
+    )
+    queries, relevant, domains = _read_queries(queries_file, registry, tname)
+    return DemoData(
+        registry=registry,
+        queries=queries,
+        relevant=relevant,
+        domains=domains,
+        rationales=dict(zip(df["name"], df["rationale"])),
+        tool_domains=dict(zip(df["name"], df["domain"])),
+    )
+
+
+def _read_queries(queries_file, registry: ToolRegistry, tools_file: str):
+    queries, relevant, domains = [], [], []
+    qname = queries_file.name
+    with queries_file.open("r", encoding="utf-8") as fh:
+        for line, text in enumerate(fh, start=1):
+            if not text.strip():
+                continue
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError:
+                obj = text.strip()
+            if not _is_query_object(obj):
+                raise ValueError(MSG_BAD_QUERY_LINE.format(file=qname, line=line, value=obj))
+            for name in obj["relevant"]:
+                if name not in registry:
+                    raise ValueError(
+                        MSG_UNKNOWN_GOLD_TOOL.format(
+                            file=qname, line=line, name=name, tools_file=tools_file
+                        )
+                    )
+            queries.append(obj["query"])
+            relevant.append(frozenset(obj["relevant"]))
+            domains.append(obj["domain"])
+    return queries, relevant, domains
+
+
+def _is_query_object(obj) -> bool:
+    return (
+        isinstance(obj, dict)
+        and isinstance(obj.get("query"), str)
+        and bool(obj["query"].strip())
+        and isinstance(obj.get("relevant"), list)
+        and bool(obj["relevant"])
+        and all(isinstance(n, str) for n in obj["relevant"])
+        and isinstance(obj.get("domain"), str)
+    )
