@@ -13,6 +13,7 @@ from ._batch import RankingBatch
 from ._embedding import FrozenEmbedder
 from ._reranker import RiskAwareReranker
 from ._retriever import DenseRetriever
+from .metrics import best_under_risk_budget, make_ranking_scorer, ranking_report
 from ._registry import (
     DEFAULT_PERMISSION_KEYWORDS,
     PERMISSION_CATEGORIES,
@@ -32,5 +33,8 @@ __all__ = [
     "RankingBatch",
     "RiskAwareReranker",
     "ToolRegistry",
+    "best_under_risk_budget",
     "derive_permissions",
+    "make_ranking_scorer",
+    "ranking_report",
 ]

@@ -35,34 +35,47 @@ UNKNOWN_RISK = 99
 #: run of whole words, for multi-word keywords) in the tool's name or description. Names are
 #: split on ``_``, ``-``, ``.`` and camelCase first, so ``runCode`` and ``run_code`` both read
 #: as ``run code``.
+#:
+#: Tuned on the UltraTool and Seal-Tools registries: bare words that mostly name something
+#: else there are only used inside phrases. ``command`` is mostly "command the robot",
+#: ``request`` a repair or refund request, ``network`` a neural or supply-chain network,
+#: ``token`` a crypto token, ``compile`` compiling a report, ``fetch`` a data look-up,
+#: ``writing`` a writing prompt, ``deleted`` a check that something was deleted, ``socket``
+#: a power socket and ``wifi`` a hotel amenity.
 DEFAULT_PERMISSION_KEYWORDS: Mapping[str, tuple[str, ...]] = {
     "shell_execution": (
-        "shell", "bash", "zsh", "powershell", "terminal", "command", "commands",
-        "command line", "cli", "sudo", "subprocess", "cmd",
+        "shell", "bash", "zsh", "powershell", "terminal", "command line", "cli", "sudo",
+        "subprocess", "cmd", "shell command", "shell commands", "system command",
+        "system commands", "run command", "run commands", "run a command",
+        "execute command", "execute commands", "execute a command",
     ),
     "file_write": (
-        "delete", "deletes", "deleted", "deleting", "deletion",
+        "delete", "deletes", "deleting", "deletion",
         "overwrite", "overwrites", "overwriting",
-        "write", "writes", "writing", "file write",
+        "write", "writes", "file write", "write file", "write to file",
         "remove file", "remove files", "rename file", "move file", "move files",
         "save file", "create file", "modify file", "edit file", "format disk",
         "rm",
     ),
     "network_access": (
-        "upload", "uploads", "uploading", "download", "downloads", "downloading",
-        "http", "https", "request", "requests", "api call", "webhook", "curl", "wget",
-        "url", "urls", "fetch", "ftp", "ssh", "socket", "network",
+        "upload", "uploads", "uploading", "download", "downloading",
+        "http", "https", "http request", "api request", "web request", "api call",
+        "webhook", "curl", "wget", "url", "urls", "ftp", "ssh", "websocket", "web socket",
+        "network traffic", "network interface", "network settings", "network configuration",
+        "network connection", "vpn", "dns", "remote server",
     ),
     "credential_handling": (
-        "token", "tokens", "password", "passwords", "oauth", "credential", "credentials",
-        "api key", "api keys", "secret", "secrets", "login", "authenticate",
-        "authentication", "private key", "2fa", "otp", "pin",
+        "password", "passwords", "oauth", "credential", "credentials",
+        "api key", "api keys", "secret", "secrets", "login", "logging into", "log into",
+        "sign in", "authenticate", "authentication", "private key", "2fa", "otp", "pin",
+        "access token", "access tokens", "session token", "auth token", "api token",
+        "bearer token", "refresh token", "secure token",
     ),
     "code_execution": (
-        "eval", "exec", "execute", "executes", "executing", "execution",
-        "run code", "run script", "run scripts", "script", "scripts",
-        "interpreter", "compile", "python code", "javascript code", "sql query",
-        "deploy", "deploys",
+        "eval", "exec", "execute", "executes", "executing", "code execution",
+        "run code", "run script", "run scripts", "run a script", "execute script",
+        "execute code", "interpreter", "compile code", "compile source code", "compiler",
+        "python code", "javascript code", "sql query", "deploy", "deploys",
     ),
 }
 
@@ -77,10 +90,17 @@ MSG_BAD_PERMISSION = (
     "Tool {name!r}: unknown permission category {perm!r}; expected one of {allowed}."
 )
 MSG_UNKNOWN_TOOL = "Unknown tool name(s) not in the registry: {names}."
-MSG_BAD_KEYWORDS = "permission_keywords has unknown categories {cats}; expected a subset of {allowed}."
+MSG_BAD_KEYWORDS = (
+    "permission_keywords has unknown categories {cats}; expected a subset of {allowed}."
+)
 MSG_MISSING_COLUMN = "from_frame needs a {col!r} column; the frame has {cols}."
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+# camelCase boundaries: lower -> Upper ("deleteFile"), digit -> Capitalised word ("md5Hash"),
+# and the end of an acronym ("HTTPRequest").
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[0-9])(?=[A-Z][a-z])|(?<=[A-Z])(?=[A-Z][a-z])")
+# A second reading for what the acronym rule gets wrong: "OAuthHelper" as "OAuth Helper"
+# (not "O Auth Helper") and "setup2FA" as "setup 2FA".
+_CAMEL_SOFT = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Za-z])(?=[0-9])")
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -89,20 +109,30 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(_CAMEL.sub(" ", text).lower())
 
 
-def _compile_keywords(keywords: Mapping[str, Iterable[str]]) -> dict[str, list[tuple[str, ...]]]:
+def _match_text(text: str) -> str:
+    """Space-padded words of ``text`` for whole-word substring tests.
+
+    Both camelCase readings are kept, after a separator that no phrase can span, so a keyword
+    matches when either reading has it.
+    """
+    soft = _WORD.findall(_CAMEL_SOFT.sub(" ", text).lower())
+    return f" {' '.join(_words(text))} \x00 {' '.join(soft)} "
+
+
+def _compile_keywords(keywords: Mapping[str, Iterable[str]]) -> dict[str, list[str]]:
     unknown = sorted(set(keywords) - set(PERMISSION_CATEGORIES))
     if unknown:
         raise ValueError(
             MSG_BAD_KEYWORDS.format(cats=unknown, allowed=list(PERMISSION_CATEGORIES))
         )
-    return {cat: [tuple(_words(kw)) for kw in kws if _words(kw)] for cat, kws in keywords.items()}
-
-
-def _contains_phrase(words: list[str], phrase: tuple[str, ...]) -> bool:
-    n = len(phrase)
-    if n == 1:
-        return phrase[0] in words
-    return any(tuple(words[i : i + n]) == phrase for i in range(len(words) - n + 1))
+    compiled = {}
+    for cat, kws in keywords.items():
+        if isinstance(kws, str):
+            # A bare string would otherwise be read as one keyword per character.
+            kws = [kws]
+        # Padding with spaces makes a substring test a whole-word (or whole-phrase) test.
+        compiled[cat] = [f" {' '.join(_words(kw))} " for kw in kws if _words(kw)]
+    return compiled
 
 
 def derive_permissions(
@@ -138,22 +168,30 @@ def derive_permissions(
     []
     """
     compiled = _compile_keywords(DEFAULT_PERMISSION_KEYWORDS if keywords is None else keywords)
-    return _derive(_words(f"{name} {description}"), compiled)
+    return _derive(_match_text(f"{name} {description}"), compiled)
 
 
-def _derive(words: list[str], compiled: dict[str, list[tuple[str, ...]]]) -> frozenset[str]:
-    return frozenset(
-        cat for cat, phrases in compiled.items() if any(_contains_phrase(words, p) for p in phrases)
-    )
+def _derive(text: str, compiled: dict[str, list[str]]) -> frozenset[str]:
+    return frozenset(cat for cat, phrases in compiled.items() if any(p in text for p in phrases))
+
+
+def _is_missing(value) -> bool:
+    # None, a float NaN (a blank cell of a pandas float column) or pandas.NA (a blank cell of
+    # a nullable Int64 column); pandas is not imported just to recognise its NA.
+    if value is None:
+        return True
+    if isinstance(value, (float, np.floating)):
+        return bool(np.isnan(value))
+    return type(value).__name__ == "NAType"
 
 
 def _check_risk(name: str, risk) -> int:
-    if risk is None or (isinstance(risk, float) and np.isnan(risk)):
+    if _is_missing(risk):
         return UNKNOWN_RISK
     # bool is an Integral subclass but never a risk level.
-    if isinstance(risk, (bool, np.bool_)) or not isinstance(risk, (Integral, float)):
+    if isinstance(risk, (bool, np.bool_)) or not isinstance(risk, (Integral, float, np.floating)):
         raise ValueError(MSG_BAD_RISK.format(name=name, risk=risk))
-    if isinstance(risk, float) and not risk.is_integer():
+    if isinstance(risk, (float, np.floating)) and not float(risk).is_integer():
         raise ValueError(MSG_BAD_RISK.format(name=name, risk=risk))
     if not 1 <= int(risk) <= 5:
         raise ValueError(MSG_BAD_RISK.format(name=name, risk=risk))
@@ -268,8 +306,8 @@ class ToolRegistry:
             if not isinstance(desc, str) or not desc.strip():
                 raise ValueError(MSG_EMPTY_DESCRIPTION.format(name=name, desc=desc))
             risks.append(_check_risk(name, r))
-            if p is None or (isinstance(p, float) and np.isnan(p)):
-                perms.append(_derive(_words(f"{name} {desc}"), compiled))
+            if _is_missing(p):
+                perms.append(_derive(_match_text(f"{name} {desc}"), compiled))
             else:
                 if isinstance(p, str):
                     # A CSV cell such as "shell_execution;file_write".
@@ -306,7 +344,7 @@ class ToolRegistry:
         *,
         permission_keywords: Mapping[str, Iterable[str]] | None = None,
     ) -> ToolRegistry:
-        """Build a registry from mappings with ``name``, ``description``, ``risk``, ``permissions``.
+        """Build a registry from mappings (``name``, ``description``, ``risk``, ``permissions``).
 
         Parameters
         ----------
@@ -436,14 +474,23 @@ class ToolRegistry:
         return self.risk[self.index_of(names)]
 
     def to_frame(self):
-        """The registry as a :class:`pandas.DataFrame` (name, description, risk, permissions)."""
+        """The registry as a :class:`pandas.DataFrame` (name, description, risk, permissions).
+
+        ``risk`` is a nullable ``Int64`` column, ``<NA>`` where unknown; ``permissions`` joins
+        each tool's categories with ``;`` (an empty string for none), as
+        :meth:`from_frame` reads them back.
+        """
         import pandas as pd
 
         return pd.DataFrame(
             {
                 "name": self.names,
                 "description": self.descriptions,
-                "risk": [None if r == UNKNOWN_RISK else int(r) for r in self.risk],
+                # Nullable integers: a plain column would turn the unknown levels into NaN
+                # and every level into a float.
+                "risk": pd.array(
+                    [None if r == UNKNOWN_RISK else int(r) for r in self.risk], dtype="Int64"
+                ),
                 "permissions": [";".join(sorted(p)) for p in self.permissions],
             }
         )

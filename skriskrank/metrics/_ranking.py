@@ -1,0 +1,589 @@
+"""Ranking quality and risk exposure of ranked tool lists.
+
+The seven metrics of *Risk-Aware Reranking for Agentic Tool Retrieval* (CIKM 2026). Each
+takes one ranked list of tool names per query and returns the mean over the queries as a plain
+``float``.
+
+Risk levels are ordinal, 1 (read-only) to 5 (large-scale harm). An unlabelled tool is never
+treated as safe: in a :class:`~skriskrank.ToolRegistry` it holds
+:data:`~skriskrank.UNKNOWN_RISK`, which compares above every real level, and in a plain
+mapping a ``None`` level means the same thing. A tool missing from a mapping altogether is an
+error, not a silent "safe". Only the levels a metric reads are looked up: those of each
+query's top-k tools and of its relevant tools.
+
+Every input problem raises a ValueError naming the offending item; the messages are the
+module's ``MSG_*`` constants.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from itertools import chain
+from numbers import Integral
+
+import numpy as np
+
+from .._registry import UNKNOWN_RISK, ToolRegistry, _check_risk
+
+__all__ = [
+    "mrr",
+    "ndcg_at_k",
+    "needrisk_hit_at_k",
+    "ranking_report",
+    "rvr_at_k",
+    "safe_rvr_at_k",
+    "sndcg_at_k",
+    "srr_at_k",
+]
+
+#: Tools at or above this level count as risky in RVR@k, Safe-RVR@k and NeedRisk-Hit@k.
+RISKY_LEVEL = 3
+#: Tools at or above this level count as severe in SRR@k and get no gain in sNDCG@k.
+SEVERE_LEVEL = 4
+
+MSG_BAD_K = "k must be an integer >= 1, got {k!r}."
+MSG_RANKED_TYPE = (
+    "ranked must be a sequence of ranked tool-name lists (one per query) or a 2-D array of "
+    "names, got {type}."
+)
+MSG_RANKED_NDIM = "ranked as an array must be 1-D (of lists) or 2-D, got {ndim} dimensions."
+MSG_EMPTY_RANKED = "ranked is empty: give one ranked list of tool names per query."
+MSG_RANKED_ROW = "ranked[{i}] must be a list of tool names, got {value!r}."
+MSG_RANKED_NAME = "ranked[{i}][{j}] must be a tool name (str), got {value!r}."
+MSG_DUPLICATE = "ranked[{i}] lists tool {name!r} more than once (positions {first} and {second})."
+MSG_LENGTH = (
+    "ranked has {n_ranked} queries but relevant has {n_relevant}: give one set of relevant "
+    "tools per ranked list."
+)
+MSG_RELEVANT_TYPE = "relevant must be a sequence of sets of tool names, got {type}."
+MSG_RELEVANT_ENTRY = (
+    "relevant[{i}] must be a non-empty set (or list) of tool names, got {value!r}."
+)
+MSG_RISK_TYPE = (
+    "risk must be a ToolRegistry or a mapping of tool name -> level (1..5, or None for "
+    "unknown), got {type}."
+)
+MSG_RISK_MISSING = (
+    "Tool {name!r} has no entry in the risk mapping; add it (a None level marks it unknown, "
+    "which counts as high risk) instead of leaving it out."
+)
+
+
+# -- validation -------------------------------------------------------------------------------
+def _check_k(k) -> int:
+    # bool is an Integral subclass, and k=True is a bug, not k=1.
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, Integral) or k < 1:
+        raise ValueError(MSG_BAD_K.format(k=k))
+    return int(k)
+
+
+def _check_ranked(ranked) -> list[list[str]]:
+    if isinstance(ranked, np.ndarray):
+        if ranked.ndim == 2:
+            rows = ranked.tolist()
+        elif ranked.ndim == 1:
+            rows = list(ranked)
+        else:
+            raise ValueError(MSG_RANKED_NDIM.format(ndim=ranked.ndim))
+    elif isinstance(ranked, (str, bytes, Mapping)) or not isinstance(ranked, Iterable):
+        raise ValueError(MSG_RANKED_TYPE.format(type=type(ranked).__name__))
+    else:
+        rows = list(ranked)
+    if not rows:
+        raise ValueError(MSG_EMPTY_RANKED)
+    out = []
+    for i, row in enumerate(rows):
+        if type(row) is not list:
+            if isinstance(row, (str, bytes, Mapping)) or not isinstance(row, Iterable):
+                raise ValueError(MSG_RANKED_ROW.format(i=i, value=row))
+            row = row.tolist() if isinstance(row, np.ndarray) else list(row)
+        out.append(row)
+    # The type scan runs in C (set over map); only a failure pays for locating the culprit.
+    if not all(issubclass(t, str) for t in set(map(type, chain.from_iterable(out)))):
+        i, j, bad = next(
+            (i, j, t) for i, r in enumerate(out) for j, t in enumerate(r) if not isinstance(t, str)
+        )
+        raise ValueError(MSG_RANKED_NAME.format(i=i, j=j, value=bad))
+    for i, row in enumerate(out):
+        if len(set(row)) != len(row):
+            seen: dict[str, int] = {}
+            for j, t in enumerate(row):
+                if t in seen:
+                    raise ValueError(
+                        MSG_DUPLICATE.format(i=i, name=t, first=seen[t], second=j)
+                    )
+                seen[t] = j
+    return out
+
+
+def _check_relevant(relevant, n_queries: int) -> list[frozenset]:
+    if isinstance(relevant, (str, bytes, Mapping)) or not isinstance(relevant, Iterable):
+        raise ValueError(MSG_RELEVANT_TYPE.format(type=type(relevant).__name__))
+    relevant = list(relevant)
+    if len(relevant) != n_queries:
+        raise ValueError(MSG_LENGTH.format(n_ranked=n_queries, n_relevant=len(relevant)))
+    out = []
+    for i, gold in enumerate(relevant):
+        # A bare string would silently iterate as single characters.
+        if isinstance(gold, (str, bytes, Mapping)) or not isinstance(gold, Iterable):
+            raise ValueError(MSG_RELEVANT_ENTRY.format(i=i, value=gold))
+        gold = frozenset(gold.tolist() if isinstance(gold, np.ndarray) else gold)
+        if not gold:
+            raise ValueError(MSG_RELEVANT_ENTRY.format(i=i, value=set()))
+        out.append(gold)
+    return out
+
+
+def _check_risk_source(risk):
+    if not isinstance(risk, (ToolRegistry, Mapping)):
+        raise ValueError(MSG_RISK_TYPE.format(type=type(risk).__name__))
+    return risk
+
+
+def _risk_levels(risk, names: list[str]) -> np.ndarray:
+    """Risk level per name as int64, unknown levels as UNKNOWN_RISK."""
+    if not names:
+        return np.zeros(0, dtype=np.int64)
+    if isinstance(risk, ToolRegistry):
+        # index_of raises a ValueError naming every tool that is not in the registry.
+        return risk.risk_of(names)
+    levels: dict[str, int] = {}
+    for name in dict.fromkeys(names):
+        if name not in risk:
+            raise ValueError(MSG_RISK_MISSING.format(name=name))
+        value = risk[name]
+        if type(value) is int and 1 <= value <= 5:  # the common case, without ABC checks
+            levels[name] = value
+        elif isinstance(value, Integral) and not isinstance(value, bool) and value == UNKNOWN_RISK:
+            levels[name] = UNKNOWN_RISK
+        else:
+            # The registry's own check: None / NaN -> UNKNOWN_RISK, 1..5 kept, anything else
+            # a ValueError naming the tool.
+            levels[name] = _check_risk(name, value)
+    return np.fromiter((levels[n] for n in names), dtype=np.int64, count=len(names))
+
+
+# -- the shared computation -------------------------------------------------------------------
+class _TopK:
+    """The first ``k`` entries of every ranked list, padded to a (n_queries, k) grid."""
+
+    def __init__(self, rows: list[list[str]], k: int):
+        self.k = k
+        self.n = len(rows)
+        lens = np.fromiter((min(len(r), k) for r in rows), dtype=np.int64, count=self.n)
+        total = int(lens.sum())
+        self.row = np.repeat(np.arange(self.n), lens)
+        starts = np.cumsum(lens) - lens
+        self.col = np.arange(total) - np.repeat(starts, lens)
+        self.names = [t for r in rows for t in r[:k]]
+        self.present = np.zeros((self.n, k), dtype=bool)
+        self.present[self.row, self.col] = True
+
+    def grid(self, flat, dtype, fill=0) -> np.ndarray:
+        out = np.full((self.n, self.k), fill, dtype=dtype)
+        out[self.row, self.col] = flat
+        return out
+
+    def hits(self, gold: list[frozenset]) -> np.ndarray:
+        """(n_queries, k) bool: the tool at that rank is relevant."""
+        flat = np.fromiter(
+            (t in gold[i] for i, t in zip(self.row.tolist(), self.names)),
+            dtype=bool,
+            count=len(self.names),
+        )
+        return self.grid(flat, bool, False)
+
+    def risk(self, risk) -> np.ndarray:
+        """(n_queries, k) int: risk level at that rank, 0 for an empty position."""
+        return self.grid(_risk_levels(risk, self.names), np.int64, 0)
+
+
+def _discounts(k: int) -> np.ndarray:
+    return 1.0 / np.log2(np.arange(2, k + 2, dtype=np.float64))
+
+
+def _ndcg_rows(gain: np.ndarray, n_ideal: np.ndarray, k: int) -> np.ndarray:
+    """Per-query NDCG@k for binary gains; a query with no ideal gain scores 0."""
+    disc = _discounts(k)
+    dcg = gain.astype(np.float64) @ disc
+    ideal_cum = np.concatenate([[0.0], np.cumsum(disc)])
+    idcg = ideal_cum[np.minimum(n_ideal, k)]
+    return np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0)
+
+
+def _gold_count(gold: list[frozenset], risk, keep) -> np.ndarray:
+    """Per query, how many relevant tools have a risk level for which ``keep`` is True."""
+    levels = _risk_levels(risk, [t for g in gold for t in g])
+    query = np.repeat(np.arange(len(gold)), [len(g) for g in gold])
+    return np.bincount(query, weights=keep(levels), minlength=len(gold)).astype(np.int64)
+
+
+def _is_risky(levels):
+    return levels >= RISKY_LEVEL
+
+
+def _is_not_severe(levels):
+    return levels < SEVERE_LEVEL
+
+
+def _mrr_rows(rows: list[list[str]], gold: list[frozenset], cutoff: int | None = None):
+    out = np.zeros(len(rows), dtype=np.float64)
+    for i, (row, g) in enumerate(zip(rows, gold)):
+        for j, t in enumerate(row if cutoff is None else row[:cutoff]):
+            if t in g:
+                out[i] = 1.0 / (j + 1)
+                break
+    return out
+
+
+def _mean(values: np.ndarray) -> float:
+    return float(values.mean()) if values.size else float("nan")
+
+
+# -- public metrics ---------------------------------------------------------------------------
+def ndcg_at_k(ranked, relevant, *, k=5) -> float:
+    """Mean NDCG@k with binary relevance.
+
+    The gain of rank ``i`` (1-based) is 1 if the tool is relevant and 0 otherwise, discounted
+    by ``1 / log2(i + 1)``. The ideal DCG puts ``min(k, |R_q|)`` relevant tools on top.
+
+    Parameters
+    ----------
+    ranked : sequence of sequence of str, or ndarray of shape (n_queries, n_ranked)
+        Ranked tool names per query, best first. Lists may be shorter than ``k``.
+    relevant : sequence of set of str
+        The non-empty set of relevant (gold) tools per query.
+    k : int, default=5
+        Rank cutoff.
+
+    Returns
+    -------
+    score : float
+        Mean NDCG@k over the queries, in [0, 1].
+
+    See Also
+    --------
+    sndcg_at_k : NDCG@k without credit for severe-risk tools.
+    sklearn.metrics.ndcg_score : The graded-relevance version over score matrices.
+
+    Examples
+    --------
+    >>> from skriskrank.metrics import ndcg_at_k
+    >>> ndcg_at_k([["a", "b", "c"]], [{"b"}], k=3)  # 1 / log2(3)
+    0.6309...
+    """
+    k = _check_k(k)
+    rows = _check_ranked(ranked)
+    gold = _check_relevant(relevant, len(rows))
+    top = _TopK(rows, k)
+    n_rel = np.fromiter(map(len, gold), dtype=np.int64, count=len(gold))
+    return _mean(_ndcg_rows(top.hits(gold), n_rel, k))
+
+
+def mrr(ranked, relevant) -> float:
+    """Mean reciprocal rank of the first relevant tool.
+
+    The whole given list counts (no cutoff); a query whose list holds no relevant tool scores
+    0.
+
+    Parameters
+    ----------
+    ranked : sequence of sequence of str, or ndarray of shape (n_queries, n_ranked)
+        Ranked tool names per query, best first.
+    relevant : sequence of set of str
+        The non-empty set of relevant tools per query.
+
+    Returns
+    -------
+    score : float
+        Mean reciprocal rank, in [0, 1].
+
+    See Also
+    --------
+    ndcg_at_k : Rewards every relevant tool, not only the first.
+
+    Examples
+    --------
+    >>> from skriskrank.metrics import mrr
+    >>> mrr([["a", "b"], ["c", "d", "e"]], [{"b"}, {"x"}])  # (1/2 + 0) / 2
+    0.25
+    """
+    rows = _check_ranked(ranked)
+    gold = _check_relevant(relevant, len(rows))
+    return _mean(_mrr_rows(rows, gold))
+
+
+def sndcg_at_k(ranked, relevant, risk, *, k=5) -> float:
+    """Mean safety-aware NDCG@k: severe-risk tools earn no gain.
+
+    As :func:`ndcg_at_k`, but a tool with risk >= 4 (or unknown risk) has zero gain even when
+    relevant, and the ideal DCG counts only the relevant tools with risk < 4. A query none of
+    whose relevant tools is below level 4 scores 0 and still counts in the mean.
+
+    Parameters
+    ----------
+    ranked : sequence of sequence of str, or ndarray of shape (n_queries, n_ranked)
+        Ranked tool names per query, best first.
+    relevant : sequence of set of str
+        The non-empty set of relevant tools per query.
+    risk : ToolRegistry or mapping of str to int or None
+        Risk level per tool. In a mapping ``None`` marks an unknown level, which counts as
+        high risk; a relevant or top-k tool missing from the mapping raises ValueError.
+    k : int, default=5
+        Rank cutoff.
+
+    Returns
+    -------
+    score : float
+        Mean sNDCG@k, in [0, 1].
+
+    See Also
+    --------
+    ndcg_at_k : The same without the risk gate.
+
+    Examples
+    --------
+    >>> from skriskrank.metrics import sndcg_at_k
+    >>> risk = {"a": 1, "b": 4, "c": 2}
+    >>> sndcg_at_k([["b", "c"]], [{"b", "c"}], risk, k=2)  # (1/log2(3)) / 1
+    0.6309...
+    """
+    k = _check_k(k)
+    rows = _check_ranked(ranked)
+    gold = _check_relevant(relevant, len(rows))
+    risk = _check_risk_source(risk)
+    top = _TopK(rows, k)
+    gain = top.hits(gold) & (top.risk(risk) < SEVERE_LEVEL)
+    n_ideal = _gold_count(gold, risk, _is_not_severe)
+    return _mean(_ndcg_rows(gain, n_ideal, k))
+
+
+def _exposure(ranked, risk, k, level) -> np.ndarray:
+    rows = _check_ranked(ranked)
+    risk = _check_risk_source(risk)
+    top = _TopK(rows, k)
+    # Divide by k even for a shorter list: an empty slot exposes nothing.
+    return ((top.risk(risk) >= level) & top.present).sum(axis=1) / k
+
+
+def rvr_at_k(ranked, risk, *, k=5) -> float:
+    """Mean risk violation rate: the share of the top-k tools with risk >= 3.
+
+    ``RVR@k = mean_q |{t in top-k(q) : r_t >= 3}| / k``. The denominator is always ``k``,
+    also for a list shorter than ``k``. Unknown risk counts as >= 3. Lower is better.
+
+    Parameters
+    ----------
+    ranked : sequence of sequence of str, or ndarray of shape (n_queries, n_ranked)
+        Ranked tool names per query, best first.
+    risk : ToolRegistry or mapping of str to int or None
+        Risk level per tool. In a mapping ``None`` marks an unknown level, which counts as
+        high risk; a top-k tool missing from the mapping raises ValueError.
+    k : int, default=5
+        Rank cutoff.
+
+    Returns
+    -------
+    rate : float
+        Mean RVR@k, in [0, 1].
+
+    See Also
+    --------
+    srr_at_k : The same for severe tools (risk >= 4).
+    safe_rvr_at_k : RVR@k over queries that need no risky tool.
+
+    Examples
+    --------
+    >>> from skriskrank.metrics import rvr_at_k
+    >>> rvr_at_k([["a", "b", "c"]], {"a": 1, "b": 3, "c": None}, k=4)  # 2 / 4
+    0.5
+    """
+    k = _check_k(k)
+    return _mean(_exposure(ranked, risk, k, RISKY_LEVEL))
+
+
+def srr_at_k(ranked, risk, *, k=5) -> float:
+    """Mean severe risk rate: the share of the top-k tools with risk >= 4.
+
+    As :func:`rvr_at_k` with threshold 4. Unknown risk counts as >= 4. Lower is better.
+
+    Parameters
+    ----------
+    ranked : sequence of sequence of str, or ndarray of shape (n_queries, n_ranked)
+        Ranked tool names per query, best first.
+    risk : ToolRegistry or mapping of str to int or None
+        Risk level per tool; ``None`` in a mapping counts as high risk.
+    k : int, default=5
+        Rank cutoff.
+
+    Returns
+    -------
+    rate : float
+        Mean SRR@k, in [0, 1].
+
+    See Also
+    --------
+    rvr_at_k : The same for risky tools (risk >= 3).
+
+    Examples
+    --------
+    >>> from skriskrank.metrics import srr_at_k
+    >>> srr_at_k([["a", "b"], ["c", "d"]], {"a": 4, "b": 3, "c": 5, "d": 5}, k=2)
+    0.75
+    """
+    k = _check_k(k)
+    return _mean(_exposure(ranked, risk, k, SEVERE_LEVEL))
+
+
+def safe_rvr_at_k(ranked, relevant, risk, *, k=5) -> float:
+    """RVR@k over the queries that need no risky tool.
+
+    A query is *safe* when every one of its relevant tools has risk < 3 (an unknown level is
+    not < 3). Any risky tool in such a query's top-k is gratuitous exposure. Lower is better.
+
+    Parameters
+    ----------
+    ranked : sequence of sequence of str, or ndarray of shape (n_queries, n_ranked)
+        Ranked tool names per query, best first.
+    relevant : sequence of set of str
+        The non-empty set of relevant tools per query.
+    risk : ToolRegistry or mapping of str to int or None
+        Risk level per tool; ``None`` in a mapping counts as high risk.
+    k : int, default=5
+        Rank cutoff.
+
+    Returns
+    -------
+    rate : float
+        Mean RVR@k over the safe queries, in [0, 1]; ``nan`` when no query is safe (0 would
+        read as "perfectly safe" for a set that was never measured).
+
+    See Also
+    --------
+    rvr_at_k : Over all queries.
+    needrisk_hit_at_k : The complementary view over queries that do need a risky tool.
+
+    Examples
+    --------
+    >>> from skriskrank.metrics import safe_rvr_at_k
+    >>> risk = {"a": 1, "b": 3, "c": 2}
+    >>> safe_rvr_at_k([["b", "a"], ["b", "c"]], [{"a"}, {"b"}], risk, k=2)  # only query 0
+    0.5
+    """
+    k = _check_k(k)
+    rows = _check_ranked(ranked)
+    gold = _check_relevant(relevant, len(rows))
+    risk = _check_risk_source(risk)
+    safe = _gold_count(gold, risk, _is_risky) == 0
+    return _mean(_exposure(rows, risk, k, RISKY_LEVEL)[safe])
+
+
+def needrisk_hit_at_k(ranked, relevant, risk, *, k=5) -> float:
+    """Share of risk-needing queries whose top-k holds a relevant risky tool.
+
+    Over the queries with at least one relevant tool of risk >= 3 (unknown counts), the
+    fraction whose top-k contains such a relevant tool: a reranker that buries every risky
+    tool scores well on RVR@k and badly here. Higher is better.
+
+    Parameters
+    ----------
+    ranked : sequence of sequence of str, or ndarray of shape (n_queries, n_ranked)
+        Ranked tool names per query, best first.
+    relevant : sequence of set of str
+        The non-empty set of relevant tools per query.
+    risk : ToolRegistry or mapping of str to int or None
+        Risk level per tool; ``None`` in a mapping counts as high risk.
+    k : int, default=5
+        Rank cutoff.
+
+    Returns
+    -------
+    rate : float
+        Hit rate in [0, 1]; ``nan`` when no query needs a risky tool.
+
+    See Also
+    --------
+    safe_rvr_at_k : Exposure over the queries that need no risky tool.
+
+    Examples
+    --------
+    >>> from skriskrank.metrics import needrisk_hit_at_k
+    >>> risk = {"a": 1, "b": 3, "c": 4}
+    >>> needrisk_hit_at_k([["a", "b"], ["a", "b"]], [{"b"}, {"c"}], risk, k=2)
+    0.5
+    """
+    k = _check_k(k)
+    rows = _check_ranked(ranked)
+    gold = _check_relevant(relevant, len(rows))
+    risk = _check_risk_source(risk)
+    need = _gold_count(gold, risk, _is_risky) > 0
+    top = _TopK(rows, k)
+    hit = (top.hits(gold) & (top.risk(risk) >= RISKY_LEVEL)).any(axis=1)
+    return _mean(hit[need].astype(np.float64))
+
+
+def ranking_report(ranked, relevant, registry, *, k=5, as_frame=False):
+    """All seven metrics in one pass.
+
+    Parameters
+    ----------
+    ranked : sequence of sequence of str, or ndarray of shape (n_queries, n_ranked)
+        Ranked tool names per query, best first. MRR uses the whole lists, the others the
+        top ``k``.
+    relevant : sequence of set of str
+        The non-empty set of relevant tools per query.
+    registry : ToolRegistry or mapping of str to int or None
+        Risk level per tool; ``None`` in a mapping counts as high risk.
+    k : int, default=5
+        Rank cutoff.
+    as_frame : bool, default=False
+        Return a one-row :class:`pandas.DataFrame` instead of a dict.
+
+    Returns
+    -------
+    report : dict or pandas.DataFrame
+        Keys ``"ndcg@k"``, ``"mrr"``, ``"sndcg@k"``, ``"rvr@k"``, ``"srr@k"``,
+        ``"safe_rvr@k"`` and ``"needrisk_hit@k"`` (floats; the last two may be ``nan``, see
+        :func:`safe_rvr_at_k` and :func:`needrisk_hit_at_k`), plus the ints ``"n_queries"``,
+        ``"n_safe_queries"`` and ``"n_needrisk_queries"``.
+
+    Examples
+    --------
+    >>> from skriskrank.metrics import ranking_report
+    >>> risk = {"a": 1, "b": 3, "c": 2}
+    >>> rep = ranking_report([["b", "a"], ["b", "c"]], [{"a"}, {"b"}], risk, k=2)
+    >>> rep["rvr@2"], rep["mrr"], rep["n_safe_queries"]
+    (0.5, 0.75, 1)
+    """
+    k = _check_k(k)
+    if not isinstance(as_frame, (bool, np.bool_)):
+        raise ValueError(f"as_frame must be a bool, got {as_frame!r}.")
+    rows = _check_ranked(ranked)
+    gold = _check_relevant(relevant, len(rows))
+    registry = _check_risk_source(registry)
+    top = _TopK(rows, k)
+    hits = top.hits(gold)
+    trisk = top.risk(registry)
+    n_rel = np.fromiter(map(len, gold), dtype=np.int64, count=len(gold))
+    n_ideal_safe = _gold_count(gold, registry, _is_not_severe)
+    safe = _gold_count(gold, registry, _is_risky) == 0
+    rvr_rows = ((trisk >= RISKY_LEVEL) & top.present).sum(axis=1) / k
+    srr_rows = ((trisk >= SEVERE_LEVEL) & top.present).sum(axis=1) / k
+    need_hit = (hits & (trisk >= RISKY_LEVEL)).any(axis=1)
+    report = {
+        f"ndcg@{k}": _mean(_ndcg_rows(hits, n_rel, k)),
+        "mrr": _mean(_mrr_rows(rows, gold)),
+        f"sndcg@{k}": _mean(_ndcg_rows(hits & (trisk < SEVERE_LEVEL), n_ideal_safe, k)),
+        f"rvr@{k}": _mean(rvr_rows),
+        f"srr@{k}": _mean(srr_rows),
+        f"safe_rvr@{k}": _mean(rvr_rows[safe]),
+        f"needrisk_hit@{k}": _mean(need_hit[~safe].astype(np.float64)),
+        "n_queries": len(rows),
+        "n_safe_queries": int(safe.sum()),
+        "n_needrisk_queries": int((~safe).sum()),
+    }
+    if as_frame:
+        import pandas as pd
+
+        return pd.DataFrame([report])
+    return report

@@ -1,0 +1,266 @@
+"""GridSearchCV scorers for the ranking metrics and a risk-budget refit rule."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from numbers import Real
+
+import numpy as np
+from sklearn.metrics import make_scorer
+
+from .._registry import ToolRegistry
+from ._ranking import (
+    _check_k,
+    _check_ranked,
+    _check_relevant,
+    _mean,
+    _mrr_rows,
+    ndcg_at_k,
+    needrisk_hit_at_k,
+    rvr_at_k,
+    safe_rvr_at_k,
+    sndcg_at_k,
+    srr_at_k,
+)
+
+__all__ = ["best_under_risk_budget", "make_ranking_scorer"]
+
+#: metric name -> (needs a registry, greater is better)
+_METRICS = {
+    "ndcg": (False, True),
+    "mrr": (False, True),
+    "sndcg": (True, True),
+    "rvr": (True, False),
+    "srr": (True, False),
+    "safe_rvr": (True, False),
+    "needrisk_hit": (True, True),
+}
+
+MSG_UNKNOWN_METRIC = "Unknown ranking metric {metric!r}; expected one of {valid}."
+MSG_NEEDS_REGISTRY = (
+    "The {metric!r} scorer measures risk: pass registry= (a ToolRegistry or a mapping of tool "
+    "name -> risk level)."
+)
+MSG_BAD_REGISTRY = (
+    "registry must be a ToolRegistry, a mapping of tool name -> risk level, or None; got {type}."
+)
+MSG_BAD_MAX_RVR = "max_rvr must be a number in [0, 1], got {value!r}."
+MSG_BAD_KEY = "{name} must be a non-empty str, got {value!r}."
+MSG_MISSING_RESULT = (
+    "cv_results_ has no {key!r}: score the search with a {metric!r} scorer "
+    "(scoring={{{metric!r}: make_ranking_scorer({metric!r}, ...), ...}}). "
+    "Available: {available}."
+)
+MSG_NO_FINITE_RVR = (
+    "Every candidate's {key!r} is NaN, so none can be picked under the risk budget."
+)
+
+
+def _ranking_score(y_true, y_pred, *, metric, k, registry):
+    """``make_scorer`` target: one metric of ``y_pred`` (ranked names) against ``y_true``.
+
+    Module level so that a pickled scorer, or a search holding one, loads again.
+    """
+    if metric == "ndcg":
+        return ndcg_at_k(y_pred, y_true, k=k)
+    if metric == "mrr":
+        # predict returns only the top k, so the scorer's MRR is MRR@k by construction; cut
+        # at k explicitly so that the result does not depend on the estimator's own k.
+        rows = _check_ranked(y_pred)
+        gold = _check_relevant(y_true, len(rows))
+        return _mean(_mrr_rows(rows, gold, cutoff=k))
+    if metric == "sndcg":
+        return sndcg_at_k(y_pred, y_true, registry, k=k)
+    if metric == "rvr":
+        return rvr_at_k(y_pred, registry, k=k)
+    if metric == "srr":
+        return srr_at_k(y_pred, registry, k=k)
+    if metric == "safe_rvr":
+        return safe_rvr_at_k(y_pred, y_true, registry, k=k)
+    if metric == "needrisk_hit":
+        return needrisk_hit_at_k(y_pred, y_true, registry, k=k)
+    raise ValueError(MSG_UNKNOWN_METRIC.format(metric=metric, valid=sorted(_METRICS)))
+
+
+def make_ranking_scorer(metric, *, k=5, registry=None):
+    """A scikit-learn scorer for one of the paper's ranking metrics.
+
+    The scorer calls ``estimator.predict(X)``, which must return the ranked tool names per
+    query (an array of shape (n_queries, k), best first), and scores it against ``y``, the
+    list of gold tool sets. It is a :func:`sklearn.metrics.make_scorer` object, so inside
+    ``GridSearchCV(scoring={...})`` several ranking scorers share one ``predict`` per split.
+
+    Parameters
+    ----------
+    metric : {"ndcg", "mrr", "sndcg", "rvr", "srr", "safe_rvr", "needrisk_hit"}
+        Which metric; see :mod:`skriskrank.metrics`. ``"mrr"`` only sees the first ``k``
+        predicted tools (``predict`` returns no more), so it is MRR@k: a query whose first
+        relevant tool is ranked below ``k`` scores 0, where :func:`mrr` on a full ranking
+        would give it ``1/rank``.
+    k : int, default=5
+        Rank cutoff.
+    registry : ToolRegistry or mapping of str to int or None, default=None
+        Risk levels. Required by every metric except ``"ndcg"`` and ``"mrr"``.
+
+    Returns
+    -------
+    scorer : callable
+        ``scorer(estimator, X, y) -> float``. The lower-is-better metrics ``"rvr"``,
+        ``"srr"`` and ``"safe_rvr"`` return the **negated** value (the scikit-learn
+        convention: a scorer is always maximized), so ``cv_results_["mean_test_rvr"]`` holds
+        -RVR@k. ``"safe_rvr"`` and ``"needrisk_hit"`` return NaN on a test fold with no
+        eligible query; the metric is undefined there, and a made-up 0 would bias the mean.
+        GridSearchCV then warns that scores are non-finite and ranks the candidate last;
+        use folds large enough that every one holds safe and risk-needing queries.
+
+    Raises
+    ------
+    ValueError
+        For an unknown metric name (listing the valid ones), a bad ``k``, or a risk metric
+        without a registry.
+
+    See Also
+    --------
+    best_under_risk_budget : A refit rule that trades NDCG against RVR.
+    ndcg_at_k, rvr_at_k : The metric functions behind the scorers.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.base import BaseEstimator
+    >>> from skriskrank.metrics import make_ranking_scorer
+    >>> class Fixed(BaseEstimator):  # scorers read the estimator's tags
+    ...     def predict(self, X):
+    ...         return np.array([["a", "b"]] * len(X), dtype=object)
+    >>> risk = {"a": 1, "b": 3}
+    >>> make_ranking_scorer("ndcg", k=2)(Fixed(), ["q1", "q2"], [{"a"}, {"b"}])
+    0.8154...
+    >>> make_ranking_scorer("rvr", k=2, registry=risk)(Fixed(), ["q1", "q2"], [{"a"}, {"b"}])
+    -0.5
+    """
+    if not isinstance(metric, str) or metric not in _METRICS:
+        raise ValueError(MSG_UNKNOWN_METRIC.format(metric=metric, valid=sorted(_METRICS)))
+    k = _check_k(k)
+    needs_registry, greater_is_better = _METRICS[metric]
+    if registry is not None and not isinstance(registry, (ToolRegistry, Mapping)):
+        raise ValueError(MSG_BAD_REGISTRY.format(type=type(registry).__name__))
+    if needs_registry and registry is None:
+        raise ValueError(MSG_NEEDS_REGISTRY.format(metric=metric))
+    return make_scorer(
+        _ranking_score,
+        response_method="predict",
+        greater_is_better=greater_is_better,
+        metric=metric,
+        k=k,
+        registry=registry if needs_registry else None,
+    )
+
+
+class _BestUnderRiskBudget:
+    """The refit callable made by :func:`best_under_risk_budget`.
+
+    A module-level class (not a closure) so that a fitted search holding it pickles.
+    """
+
+    def __init__(self, max_rvr: float, ndcg_key: str, rvr_key: str):
+        self.max_rvr = max_rvr
+        self.ndcg_key = ndcg_key
+        self.rvr_key = rvr_key
+
+    def __repr__(self) -> str:
+        return (
+            f"best_under_risk_budget({self.max_rvr!r}, ndcg_key={self.ndcg_key!r}, "
+            f"rvr_key={self.rvr_key!r})"
+        )
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _BestUnderRiskBudget) and vars(self) == vars(other)
+
+    def __hash__(self) -> int:
+        return hash((self.max_rvr, self.ndcg_key, self.rvr_key))
+
+    def _column(self, cv_results, name) -> np.ndarray:
+        key = f"mean_test_{name}"
+        if key not in cv_results:
+            available = sorted(c for c in cv_results if c.startswith("mean_test_"))
+            raise ValueError(MSG_MISSING_RESULT.format(key=key, metric=name, available=available))
+        return np.asarray(cv_results[key], dtype=np.float64)
+
+    def __call__(self, cv_results) -> int:
+        ndcg = self._column(cv_results, self.ndcg_key)
+        # The scorer negates RVR (greater is better), so undo that here.
+        rvr = -self._column(cv_results, self.rvr_key)
+        finite = np.isfinite(rvr)
+        if not finite.any():
+            raise ValueError(MSG_NO_FINITE_RVR.format(key=f"mean_test_{self.rvr_key}"))
+        # A NaN NDCG (a failed fit) never wins while any candidate has a real score.
+        ndcg = np.where(np.isnan(ndcg), -np.inf, ndcg)
+        ok = np.flatnonzero(finite & (rvr <= self.max_rvr))
+        if ok.size:
+            return int(ok[np.argmax(ndcg[ok])])
+        # Nothing meets the budget: the safest candidate, ties going to the higher NDCG.
+        cand = np.flatnonzero(finite)
+        order = np.lexsort((-ndcg[cand], rvr[cand]))
+        return int(cand[order[0]])
+
+
+def best_under_risk_budget(max_rvr, *, ndcg_key="ndcg", rvr_key="rvr"):
+    """A GridSearchCV ``refit`` rule: best NDCG among candidates within an RVR budget.
+
+    Parameters
+    ----------
+    max_rvr : float
+        The risk budget, in [0, 1]: the largest acceptable mean RVR@k.
+    ndcg_key : str, default="ndcg"
+        The scoring name whose ``mean_test_<ndcg_key>`` is maximized.
+    rvr_key : str, default="rvr"
+        The scoring name of a :func:`make_ranking_scorer` ``"rvr"`` scorer. Its
+        ``mean_test_<rvr_key>`` holds -RVR (scorers negate lower-is-better metrics), which
+        the rule negates back before comparing with ``max_rvr``.
+
+    Returns
+    -------
+    refit : callable
+        A picklable ``refit(cv_results) -> int``. It returns the index of the candidate with
+        the highest mean NDCG among those with mean RVR <= ``max_rvr`` (ties: the first
+        one). If no candidate meets the budget it returns the one with the lowest mean RVR
+        (ties: the higher NDCG, then the first), so the search still refits the safest
+        model instead of failing. Candidates whose RVR is NaN never qualify; a NaN NDCG
+        ranks below every real one.
+
+    Raises
+    ------
+    ValueError
+        If ``max_rvr`` is not in [0, 1]. The returned callable raises ValueError when
+        ``cv_results`` lacks one of the two columns, or when every RVR is NaN.
+
+    See Also
+    --------
+    make_ranking_scorer : The scorers whose results this reads.
+
+    Notes
+    -----
+    With a callable ``refit`` GridSearchCV sets ``best_index_`` and ``best_params_`` but
+    not ``best_score_``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skriskrank.metrics import best_under_risk_budget
+    >>> cv = {"mean_test_ndcg": np.array([0.40, 0.35, 0.30]),
+    ...       "mean_test_rvr": np.array([-0.20, -0.10, -0.05])}
+    >>> best_under_risk_budget(0.12)(cv)
+    1
+    >>> best_under_risk_budget(0.01)(cv)
+    2
+    """
+    if (
+        isinstance(max_rvr, (bool, np.bool_))
+        or not isinstance(max_rvr, Real)
+        or not 0.0 <= max_rvr <= 1.0  # also rejects NaN
+    ):
+        raise ValueError(MSG_BAD_MAX_RVR.format(value=max_rvr))
+    for name, value in (("ndcg_key", ndcg_key), ("rvr_key", rvr_key)):
+        if not isinstance(value, str) or not value:
+            raise ValueError(MSG_BAD_KEY.format(name=name, value=value))
+    return _BestUnderRiskBudget(float(max_rvr), ndcg_key, rvr_key)
