@@ -11,6 +11,7 @@ smoother and a greedy rule filter, each a scikit-learn estimator that composes i
 
 from ._batch import RankingBatch
 from ._embedding import FrozenEmbedder
+from ._graph import EDGE_TYPES, GraphSmoother, build_tool_graph
 from ._reranker import RiskAwareReranker
 from ._retriever import DenseRetriever
 from .metrics import best_under_risk_budget, make_ranking_scorer, ranking_report
@@ -29,11 +30,14 @@ __all__ = [
     "PERMISSION_CATEGORIES",
     "UNKNOWN_RISK",
     "DenseRetriever",
+    "EDGE_TYPES",
+    "GraphSmoother",
     "FrozenEmbedder",
     "RankingBatch",
     "RiskAwareReranker",
     "ToolRegistry",
     "best_under_risk_budget",
+    "build_tool_graph",
     "derive_permissions",
     "make_ranking_scorer",
     "ranking_report",

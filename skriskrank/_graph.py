@@ -1,0 +1,506 @@
+"""The ToolGraph and the score smoother that propagates scores along it.
+
+The paper (*Risk-Aware Reranking for Agentic Tool Retrieval*, CIKM 2026) links tools that are
+used together, described alike, share high-risk permissions or are both risky and used
+together, and smooths every query's scores over that graph so that a tool's neighbours lend
+it some of their score. Everything is :mod:`scipy.sparse` from end to end: the graph is built
+from a sparse incidence product and row blocks of similarities, never from an
+``(n_tools, n_tools)`` dense matrix, so it scales to registries of 100k tools.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ._base import RankingStepMixin, check_relevant
+from ._batch import RankingBatch
+
+__all__ = ["EDGE_TYPES", "GraphSmoother", "build_tool_graph"]
+
+#: The paper's four edge types, in the order of the terms of the raw edge weight.
+EDGE_TYPES = ("cooccurrence", "semantic", "permission", "risk")
+
+#: The paper's weights of the four terms of the raw edge weight.
+_W_COOC, _W_SEM, _W_PERM, _W_RISK = 0.4, 0.3, 0.15, 0.15
+#: Risk level from which a tool counts as risky for the risk term (unknown risk counts too).
+_RISKY_LEVEL = 3
+
+#: Elements (not bytes) of the largest temporary block: 2**24 float32 values are 64 MiB.
+_BLOCK_ELEMENTS = 2**24
+
+MSG_UNKNOWN_EDGE_TYPE = "Unknown edge type {name!r} in edge_types; expected a subset of {allowed}."
+MSG_EDGE_TYPES_STR = (
+    "edge_types must be a tuple or list of edge type names, not the string {name!r}; "
+    "write ({name!r},) for one type."
+)
+MSG_EMBEDDINGS_SHAPE = (
+    "tool_embeddings must be a 2-d array with one row per registry tool ({n_tools}); got shape "
+    "{shape}."
+)
+MSG_BAD_RELEVANT = (
+    "relevant_indices[{i}] must hold registry indices in [0, {n_tools}); got {value!r}."
+)
+MSG_BLOCK_SIZE = "block_size must be a positive integer or None, got {value!r}."
+
+
+def _check_edge_types(edge_types) -> tuple[str, ...]:
+    if isinstance(edge_types, str):
+        # A bare string would iterate as its characters.
+        raise ValueError(MSG_EDGE_TYPES_STR.format(name=edge_types))
+    edge_types = tuple(edge_types)
+    for name in edge_types:
+        if name not in EDGE_TYPES:
+            raise ValueError(MSG_UNKNOWN_EDGE_TYPE.format(name=name, allowed=list(EDGE_TYPES)))
+    return edge_types
+
+
+def _rows_per_block(n_cols: int, block_size) -> int:
+    if block_size is None:
+        return max(1, min(2048, _BLOCK_ELEMENTS // max(n_cols, 1)))
+    if isinstance(block_size, (bool, np.bool_)) or not isinstance(block_size, Integral):
+        raise ValueError(MSG_BLOCK_SIZE.format(value=block_size))
+    if block_size < 1:
+        raise ValueError(MSG_BLOCK_SIZE.format(value=block_size))
+    return int(block_size)
+
+
+def _incidence(relevant_indices, n_tools: int) -> sp.csr_array:
+    """The (n_queries, n_tools) 0/1 matrix of the training queries' gold tools."""
+    rows = []
+    for i, rel in enumerate(relevant_indices):
+        rel = np.asarray(rel)
+        if rel.ndim != 1 or rel.size == 0 or not np.issubdtype(rel.dtype, np.integer):
+            raise ValueError(MSG_BAD_RELEVANT.format(i=i, n_tools=n_tools, value=rel.tolist()))
+        if rel.min() < 0 or rel.max() >= n_tools:
+            raise ValueError(MSG_BAD_RELEVANT.format(i=i, n_tools=n_tools, value=rel.tolist()))
+        # A tool listed twice in one gold set still co-occurs once per query.
+        rows.append(np.unique(rel).astype(np.int64))
+    lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
+    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    indices = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+    return sp.csr_array(
+        (np.ones(len(indices), dtype=np.int64), indices, indptr), shape=(len(rows), n_tools)
+    )
+
+
+def _upper_pairs_blockwise(F: np.ndarray, keep, rows_per_block: int):
+    """Pairs ``i < j`` of rows of ``F`` whose product ``F[i] @ F[j]`` passes ``keep``.
+
+    Only an upper-triangular band of ``rows_per_block`` rows of the product exists at a time.
+    Returns the pair indices and the product values there.
+    """
+    n = len(F)
+    out_i, out_j, out_v = [], [], []
+    for s in range(0, n, rows_per_block):
+        e = min(s + rows_per_block, n)
+        block = F[s:e] @ F[s:].T
+        r, c = np.nonzero(keep(block))
+        upper = c > r
+        r, c = r[upper], c[upper]
+        out_i.append(r + s)
+        out_j.append(c + s)
+        out_v.append(block[r, c])
+    if not out_i:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, F.dtype)
+    return np.concatenate(out_i), np.concatenate(out_j), np.concatenate(out_v)
+
+
+def build_tool_graph(
+    registry,
+    tool_embeddings,
+    relevant_indices,
+    *,
+    edge_types: Sequence[str] = EDGE_TYPES,
+    min_cooccurrence: int = 2,
+    semantic_threshold: float = 0.65,
+    permission_edges: str = "all",
+    block_size: int | None = None,
+) -> tuple[sp.csr_array, dict[str, int]]:
+    """Build the paper's normalized ToolGraph over a registry.
+
+    The raw weight of a pair of tools ``i != j`` is the sum of the enabled terms
+
+    - ``0.4 * c_ij / c_max`` if the two tools are gold together in at least
+      ``min_cooccurrence`` training queries (``c_max`` is the largest co-occurrence count);
+    - ``0.3 * cos(d_i, d_j)`` if the cosine of their embeddings exceeds
+      ``semantic_threshold``;
+    - ``0.15 * m_ij / 5`` if they share ``m_ij >= 1`` of the five permission categories;
+    - ``0.15`` if both have risk level 3 or above (unknown risk counts as risky) and they are
+      gold together in at least one training query.
+
+    A pair with any non-zero term is an edge. Weights are divided by the largest one and the
+    matrix is normalized symmetrically, ``A_hat = D^-1/2 A D^-1/2``; isolated tools keep an
+    all-zero row.
+
+    Parameters
+    ----------
+    registry : ToolRegistry
+        The catalogue; its risk levels and permission matrix give the last two terms.
+    tool_embeddings : ndarray of shape (n_tools, dim)
+        One embedding per registry tool. Rows are L2-normalized here, so unnormalized input
+        gives true cosines.
+    relevant_indices : sequence of array-like of int
+        Registry indices of each training query's gold tools (as from
+        :func:`skriskrank._base.check_relevant`).
+    edge_types : sequence of str, default=("cooccurrence", "semantic", "permission", "risk")
+        The terms that contribute; a subset of :data:`EDGE_TYPES`.
+    min_cooccurrence : int, default=2
+        Fewest training queries a pair must share to get the co-occurrence term.
+    semantic_threshold : float, default=0.65
+        Cosine a pair must exceed to get the semantic term. A non-positive cosine never
+        makes an edge (edge weights must be positive for the normalization), so a negative
+        threshold acts as 0.
+    permission_edges : {"all", "linked"}, default="all"
+        ``"all"`` is the paper's definition: every pair sharing a permission category is an
+        edge, which is quadratic in the number of tools holding a common category.
+        ``"linked"`` (a deviation for large registries) adds the permission term only to
+        pairs that already have another enabled term, so the permission term re-weights
+        edges but creates none.
+    block_size : int, default=None
+        Rows of the similarity and permission products held at once; ``None`` picks a
+        block of at most ``2**24`` elements. It changes memory use, not the result.
+
+    Returns
+    -------
+    graph : scipy.sparse.csr_array of float64, shape (n_tools, n_tools)
+        The symmetric normalized adjacency ``A_hat`` with sorted indices and a zero diagonal.
+    edge_counts : dict of str to int
+        For each of the four edge types, the number of (unordered) pairs where its term is
+        non-zero; 0 for a disabled type.
+
+    See Also
+    --------
+    GraphSmoother : Builds this graph in ``fit`` and smooths scores over it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skriskrank import ToolRegistry
+    >>> from skriskrank._graph import build_tool_graph
+    >>> reg = ToolRegistry.from_records(
+    ...     [{"name": n, "description": n + " tool", "risk": r}
+    ...      for n, r in [("a", 1), ("b", 3), ("c", 4)]])
+    >>> graph, counts = build_tool_graph(
+    ...     reg, np.eye(3), [[0, 1], [0, 1], [1, 2]], edge_types=("cooccurrence", "risk"))
+    >>> counts
+    {'cooccurrence': 1, 'semantic': 0, 'permission': 0, 'risk': 1}
+    >>> graph.toarray().round(3)
+    array([[0.   , 0.853, 0.   ],
+           [0.853, 0.   , 0.522],
+           [0.   , 0.522, 0.   ]])
+    """
+    edge_types = _check_edge_types(edge_types)
+    if permission_edges not in ("all", "linked"):
+        raise ValueError(
+            f"permission_edges must be 'all' or 'linked', got {permission_edges!r}."
+        )
+    n_tools = len(registry)
+    E = np.asarray(tool_embeddings)
+    if E.ndim != 2 or E.shape[0] != n_tools:
+        raise ValueError(MSG_EMBEDDINGS_SHAPE.format(n_tools=n_tools, shape=E.shape))
+
+    Y = _incidence(relevant_indices, n_tools)
+    C = sp.triu(Y.T @ Y, k=1, format="coo")
+    ci, cj, cv = C.row.astype(np.int64), C.col.astype(np.int64), C.data
+    c_max = cv.max() if cv.size else 0
+
+    # term -> (i, j, value) over pairs i < j; every value is > 0.
+    terms: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    if "cooccurrence" in edge_types:
+        keep = cv >= min_cooccurrence
+        terms["cooccurrence"] = (ci[keep], cj[keep], _W_COOC * cv[keep] / c_max)
+    if "risk" in edge_types:
+        risky = registry.risk >= _RISKY_LEVEL
+        keep = risky[ci] & risky[cj]
+        terms["risk"] = (ci[keep], cj[keep], np.full(int(keep.sum()), _W_RISK))
+    if "semantic" in edge_types:
+        En = E.astype(np.float32, copy=True)
+        norms = np.linalg.norm(En, axis=1, keepdims=True)
+        # A zero embedding has no direction: it stays zero, with no semantic neighbours.
+        np.divide(En, norms, out=En, where=norms > 0)
+        i, j, v = _upper_pairs_blockwise(
+            En, lambda b: b > semantic_threshold, _rows_per_block(n_tools, block_size)
+        )
+        # A non-positive cosine above a negative threshold adds nothing: no edge.
+        pos = v > 0
+        terms["semantic"] = (i[pos], j[pos], _W_SEM * v[pos].astype(np.float64))
+    if "permission" in edge_types:
+        P = np.asarray(registry.permission_matrix, dtype=bool)
+        if permission_edges == "all":
+            holders = np.flatnonzero(P.any(axis=1))
+            # Small integers are exact in float32, and float32 products use BLAS.
+            i, j, v = _upper_pairs_blockwise(
+                P[holders].astype(np.float32),
+                lambda b: b > 0.5,
+                _rows_per_block(len(holders), block_size),
+            )
+            i, j = holders[i], holders[j]
+            m = np.rint(v)
+        else:
+            linked = [t for name, t in terms.items() if name != "permission"]
+            if linked:
+                keys = np.unique(np.concatenate([t[0] * n_tools + t[1] for t in linked]))
+                i, j = keys // n_tools, keys % n_tools
+            else:
+                i = j = np.zeros(0, np.int64)
+            m = (P[i] & P[j]).sum(axis=1)
+            keep = m >= 1
+            i, j, m = i[keep], j[keep], m[keep]
+        terms["permission"] = (i, j, _W_PERM * m.astype(np.float64) / P.shape[1])
+
+    edge_counts = {name: int(len(terms[name][2])) if name in terms else 0 for name in EDGE_TYPES}
+    if terms:
+        rows = np.concatenate([t[0] for t in terms.values()])
+        cols = np.concatenate([t[1] for t in terms.values()])
+        vals = np.concatenate([t[2] for t in terms.values()]).astype(np.float64)
+    else:
+        rows = cols = np.zeros(0, np.int64)
+        vals = np.zeros(0, np.float64)
+    W = sp.coo_array((vals, (rows, cols)), shape=(n_tools, n_tools)).tocsr()
+    if W.nnz:
+        W.data /= W.data.max()
+    A = (W + W.T).tocsr()
+    A.sort_indices()
+    deg = np.asarray(A.sum(axis=1)).ravel()
+    dinv = np.zeros(n_tools)
+    np.divide(1.0, np.sqrt(deg), out=dinv, where=deg > 0)
+    row_of = np.repeat(np.arange(n_tools), np.diff(A.indptr))
+    A.data *= dinv[row_of] * dinv[A.indices]
+    return A, edge_counts
+
+
+def _query_chunks(cost: np.ndarray, budget: int, max_len: int):
+    """Contiguous query ranges whose summed cost stays near ``budget``."""
+    cum = np.cumsum(cost)
+    start, n = 0, len(cost)
+    while start < n:
+        base = cum[start - 1] if start else 0
+        stop = int(np.searchsorted(cum, base + budget, side="right"))
+        stop = min(max(stop, start + 1), start + max_len, n)
+        yield start, stop
+        start = stop
+
+
+def _smooth(graph: sp.csr_array, candidates, scores, alpha: float, *, full_pool: bool):
+    """``(h0 + h1) / 2`` on each query's induced candidate subgraph, as float32.
+
+    With ``h1 = (1 - alpha) h0 + alpha h0 A^T`` this is ``(1 - alpha/2) h0 + alpha/2 h0 A^T``,
+    and ``h0 A^T`` is zero wherever a candidate has no neighbour among the candidates.
+    """
+    n_tools = graph.shape[0]
+    n_q, m = scores.shape
+    keep, spread_w = 1.0 - alpha / 2, alpha / 2
+    if full_pool:
+        out = np.multiply(scores, np.float32(keep), dtype=np.float32)
+        linked = np.flatnonzero(np.diff(graph.indptr))
+        if not linked.size or alpha == 0:
+            return out
+        # Only tools with an edge send or receive score: work on that block of A_hat, with
+        # the scores transposed so that the sparse rows meet contiguous query vectors.
+        sub = graph[linked][:, linked]
+        step = max(1, _BLOCK_ELEMENTS // len(linked))
+        for s in range(0, n_q, step):
+            h0_t = np.ascontiguousarray(scores[s : s + step, linked].T, dtype=np.float64)
+            out[s : s + step, linked] += (spread_w * (sub @ h0_t)).T.astype(np.float32)
+        return out
+
+    candidates = np.asarray(candidates)
+    spread = np.empty((n_q, m), dtype=np.float64)
+    cost = np.diff(graph.indptr)[candidates].sum(axis=1)
+    max_len = max(1, min(n_q, _BLOCK_ELEMENTS // max(n_tools, 1)))
+    # pos[q, j] = column of tool j among query q's candidates, -1 when j is not a candidate.
+    # It is reset entry by entry after each chunk, so it is filled only once.
+    pos = np.full((max_len, n_tools), -1, dtype=np.int32)
+    cols_m = np.arange(m, dtype=np.int32)
+    for s, e in _query_chunks(cost, _BLOCK_ELEMENTS, max_len):
+        cand = candidates[s:e]
+        b = e - s
+        qrow = np.arange(b)[:, None]
+        pos[qrow, cand] = cols_m
+        # Rows of A_hat for every candidate of the chunk, one row per (query, candidate);
+        # entries pointing outside the query's own candidates are dropped.
+        rows = graph[cand.ravel()]
+        slot = np.repeat(np.arange(b * m), np.diff(rows.indptr))
+        q = slot // m
+        p = pos[q, rows.indices]
+        inside = p >= 0
+        flat_scores = scores[s:e].ravel().astype(np.float64)
+        contrib = rows.data[inside] * flat_scores[q[inside] * m + p[inside]]
+        spread[s:e] = np.bincount(slot[inside], weights=contrib, minlength=b * m).reshape(b, m)
+        pos[qrow, cand] = -1
+    return (keep * np.asarray(scores, dtype=np.float64) + spread_w * spread).astype(np.float32)
+
+
+class GraphSmoother(RankingStepMixin, TransformerMixin, BaseEstimator):
+    """Smooth each query's scores over the paper's ToolGraph.
+
+    ``fit`` builds the ToolGraph (see :func:`build_tool_graph`) from the registry, the tool
+    embeddings and the training queries' gold tools; the training scores are not used.
+    ``transform`` propagates every query's scores one step along the graph restricted to that
+    query's candidates, so a candidate only receives score from other candidates::
+
+        h0 = s
+        h1 = (1 - alpha) * h0 + alpha * h0 @ A_hat.T
+        s' = (h0 + h1) / 2
+
+    A candidate without neighbours among the candidates gets ``(1 - alpha / 2) * s``.
+
+    Parameters
+    ----------
+    alpha : float, default=0.2
+        Weight of the neighbours' scores in ``h1``; 0 returns the scores unchanged.
+    edge_types : tuple or list of str, default=("cooccurrence", "semantic", "permission", \
+"risk")
+        The edge types that contribute to the graph. An empty tuple gives no edges.
+    min_cooccurrence : int, default=2
+        Fewest training queries in which two tools must both be gold for a co-occurrence
+        edge.
+    semantic_threshold : float, default=0.65
+        Cosine between tool embeddings that a pair must exceed for a semantic edge. A
+        non-positive cosine never makes an edge, so a negative threshold acts as 0.
+    permission_edges : {"all", "linked"}, default="all"
+        ``"all"`` is the paper's definition: any two tools sharing a permission category are
+        linked, which is quadratic in the number of tools holding a common category.
+        ``"linked"`` is a deviation for large registries: the permission term then only adds
+        weight to pairs already linked by another enabled edge type.
+    k : int, default=5
+        Number of tools :meth:`predict` returns per query.
+
+    Attributes
+    ----------
+    graph_ : scipy.sparse.csr_array of float64, shape (n_tools, n_tools)
+        The symmetric normalized adjacency ``A_hat``.
+    n_edges_ : int
+        Number of undirected edges in the graph.
+    edge_counts_ : dict of str to int
+        Per edge type, the number of pairs where its term is non-zero (0 when disabled).
+    registry_ : ToolRegistry
+        The registry the graph indexes; ``transform`` rejects batches from another.
+    encoder_ : str
+        The encoder of the fitting batch's embeddings.
+
+    See Also
+    --------
+    build_tool_graph : The graph construction on its own.
+
+    Notes
+    -----
+    Candidates within a row of ``X.candidates`` are assumed distinct. The full pool is
+    smoothed with one sparse-dense product; a candidate subset with a vectorized gather of
+    the candidates' rows of ``A_hat``, keeping the columns inside the same query's
+    candidate set. Neither ever forms a dense ``(n_tools, n_tools)`` matrix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skriskrank import RankingBatch, ToolRegistry
+    >>> from skriskrank._graph import GraphSmoother
+    >>> reg = ToolRegistry.from_records(
+    ...     [{"name": n, "description": n + " tool", "risk": r}
+    ...      for n, r in [("a", 1), ("b", 1), ("c", 1)]])
+    >>> emb = np.eye(3, dtype=np.float32)
+    >>> train = RankingBatch.full_pool(reg, emb[:2], emb)
+    >>> smoother = GraphSmoother(alpha=0.5).fit(train, [{"a", "b"}, {"a", "b"}])
+    >>> smoother.n_edges_, smoother.edge_counts_["cooccurrence"]
+    (1, 1)
+    >>> batch = RankingBatch.full_pool(reg, emb[:1], emb)
+    >>> batch.scores.tolist()
+    [[1.0, 0.0, 0.0]]
+    >>> smoother.transform(batch).scores.tolist()
+    [[0.75, 0.25, 0.0]]
+    >>> smoother.predict(batch).tolist()
+    [['a', 'b', 'c']]
+    """
+
+    _parameter_constraints: dict = {
+        "alpha": [Interval(Real, 0, 1, closed="both")],
+        "edge_types": [tuple, list],
+        "min_cooccurrence": [Interval(Integral, 1, None, closed="left")],
+        "semantic_threshold": [Interval(Real, -1, 1, closed="both")],
+        "permission_edges": [StrOptions({"all", "linked"})],
+        "k": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        *,
+        alpha=0.2,
+        edge_types=EDGE_TYPES,
+        min_cooccurrence=2,
+        semantic_threshold=0.65,
+        permission_edges="all",
+        k=5,
+    ):
+        self.alpha = alpha
+        self.edge_types = edge_types
+        self.min_cooccurrence = min_cooccurrence
+        self.semantic_threshold = semantic_threshold
+        self.permission_edges = permission_edges
+        self.k = k
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False
+        tags.target_tags.required = True
+        # transform returns a RankingBatch, not an array of the input's dtype.
+        tags.transformer_tags.preserves_dtype = []
+        return tags
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X: RankingBatch, y):
+        """Build the ToolGraph from the training queries' gold tools.
+
+        Parameters
+        ----------
+        X : RankingBatch
+            The training batch; only its registry, tool embeddings and encoder are used.
+        y : sequence of iterable of str
+            The gold tool names of each training query.
+
+        Returns
+        -------
+        self : GraphSmoother
+            The fitted smoother.
+        """
+        edge_types = _check_edge_types(self.edge_types)
+        X = self._check_input(X, reset=True)
+        relevant = check_relevant(y, X.registry, X.n_queries)
+        self.graph_, self.edge_counts_ = build_tool_graph(
+            X.registry,
+            X.tool_embeddings,
+            relevant,
+            edge_types=edge_types,
+            min_cooccurrence=self.min_cooccurrence,
+            semantic_threshold=self.semantic_threshold,
+            permission_edges=self.permission_edges,
+        )
+        self.n_edges_ = int(self.graph_.nnz // 2)
+        self._fit_batch_state(X)
+        return self
+
+    def transform(self, X: RankingBatch) -> RankingBatch:
+        """Smooth each query's scores over its induced candidate subgraph.
+
+        Parameters
+        ----------
+        X : RankingBatch
+            A batch over the fitted registry.
+
+        Returns
+        -------
+        X_new : RankingBatch
+            ``X`` with float32 smoothed scores; the candidates are unchanged.
+        """
+        check_is_fitted(self)
+        X = self._check_input(X, reset=False)
+        scores = _smooth(
+            self.graph_, X.candidates, X.scores, float(self.alpha), full_pool=X.is_full_pool
+        )
+        return X.replace(scores=scores)
