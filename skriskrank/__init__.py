@@ -11,6 +11,7 @@ smoother and a greedy rule filter, each a scikit-learn estimator that composes i
 
 from ._batch import RankingBatch
 from ._embedding import FrozenEmbedder
+from ._filter import RuleFilter, rule_filter, rule_filter_batch
 from ._graph import EDGE_TYPES, GraphSmoother, build_tool_graph
 from ._reranker import RiskAwareReranker
 from ._retriever import DenseRetriever
@@ -35,10 +36,13 @@ __all__ = [
     "FrozenEmbedder",
     "RankingBatch",
     "RiskAwareReranker",
+    "RuleFilter",
     "ToolRegistry",
     "best_under_risk_budget",
     "build_tool_graph",
     "derive_permissions",
     "make_ranking_scorer",
     "ranking_report",
+    "rule_filter",
+    "rule_filter_batch",
 ]

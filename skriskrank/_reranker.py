@@ -234,6 +234,10 @@ class _ValidationRanking(Callback):
         self.q_emb = self.t_emb = self.candidates = self.relevant = None
 
 
+def _is_relevance_param(name: str) -> bool:
+    return name.startswith(("rel_", "cos_"))
+
+
 class _EarlyStoppingFromStart(EarlyStopping):
     """EarlyStopping that also counts the untrained heads (epoch 0) as a candidate.
 
@@ -244,6 +248,14 @@ class _EarlyStoppingFromStart(EarlyStopping):
     def __init__(self, *args, validation=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.validation = validation
+
+    def on_train_end(self, net, **kwargs):
+        # Validation ranks by f_rel alone, so only the relevance head goes back to its best
+        # epoch; the risk head's loss is separate (disjoint parameters) and keeps its last,
+        # best-trained state.
+        if self.best_model_weights_ is not None and self.best_epoch_ != len(net.history):
+            best = {k: v for k, v in self.best_model_weights_.items() if _is_relevance_param(k)}
+            net.module_.load_state_dict(best, strict=False)
 
     def on_train_begin(self, net, **kwargs):
         super().on_train_begin(net, **kwargs)
