@@ -10,6 +10,7 @@ smoother and a greedy rule filter, each a scikit-learn estimator that composes i
 """
 
 from ._batch import RankingBatch
+from ._cli import build_pipeline
 from ._embedding import FrozenEmbedder
 from ._filter import RuleFilter, rule_filter, rule_filter_batch
 from ._graph import EDGE_TYPES, GraphSmoother, build_tool_graph
@@ -39,6 +40,7 @@ __all__ = [
     "RuleFilter",
     "ToolRegistry",
     "best_under_risk_budget",
+    "build_pipeline",
     "build_tool_graph",
     "derive_permissions",
     "make_ranking_scorer",
