@@ -1,0 +1,1 @@
+"""skriskrank benchmarks: run each one with ``python -m benchmarks.<name>``."""
