@@ -261,7 +261,8 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "registry": [ToolRegistry],
+        # None (the default) reaches fit, which names what is missing (MSG_NOT_REGISTRY).
+        "registry": [ToolRegistry, None],
         "model": [str, os.PathLike, None],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "cache": ["boolean", str, os.PathLike],

@@ -20,6 +20,7 @@ from skorch import NeuralNet
 from skorch.callbacks import Callback, EarlyStopping
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
@@ -137,13 +138,20 @@ class DualHeadNet(NeuralNet):
 
 
 class _TripletDataset(torch.utils.data.Dataset):
-    """(query, [t+, t-...]) samples with negatives drawn afresh every epoch."""
+    """(query, [t+, t-...]) samples with negatives drawn afresh every epoch.
 
-    def __init__(self, q_emb, t_emb, pair_query, pair_pos, hard_pool, gold, n_hard, n_corpus,
-                 risk_target, seed):
+    Item access works (``dataset[i]``), but training goes through :class:`_TripletBatches`,
+    which samples a whole epoch of negatives at once: per-item sampling and collation cost
+    more than the heads' arithmetic.
+    """
+
+    def __init__(self, q_emb, t_emb, pair_query, pair_pos, hard_pool, gold_keys, n_hard,
+                 n_corpus, risk_target, seed):
         self.q_emb, self.t_emb = q_emb, t_emb
         self.pair_query, self.pair_pos = pair_query, pair_pos
-        self.hard_pool, self.gold = hard_pool, gold
+        # hard_pool: (n_queries, L) registry indices padded with -1.
+        self.hard_pool, self.hard_len = hard_pool, (hard_pool >= 0).sum(axis=1)
+        self.gold_keys = gold_keys  # sorted query * n_tools + tool of every gold pair
         self.n_hard, self.n_corpus = n_hard, n_corpus
         self.risk_target = risk_target
         self.rng = np.random.default_rng(seed)
@@ -152,25 +160,71 @@ class _TripletDataset(torch.utils.data.Dataset):
     def __len__(self):
         return len(self.pair_query)
 
-    def _corpus(self, qi, n):
-        out = []
-        gold = self.gold[qi]
-        while len(out) < n:
-            cand = self.rng.integers(0, self.n_tools, size=2 * n + 4)
-            out.extend(int(c) for c in cand if c not in gold)
-        return out[:n]
+    def _is_gold(self, queries, tools):
+        keys = queries.astype(np.int64) * self.n_tools + tools
+        pos = np.searchsorted(self.gold_keys, keys).clip(max=len(self.gold_keys) - 1)
+        return self.gold_keys[pos] == keys
+
+    def sample_tools(self, pairs) -> np.ndarray:
+        """Tool indices ``[t+, hard..., corpus...]`` for the given pairs, shape (n, 1 + neg)."""
+        q = self.pair_query[pairs]
+        n = len(pairs)
+        n_neg = self.n_hard + self.n_corpus
+        tools = np.empty((n, 1 + n_neg), dtype=np.int64)
+        tools[:, 0] = self.pair_pos[pairs]
+        if self.n_hard:
+            # Sampling without replacement from each query's pool: the positions of the
+            # n_hard smallest random keys, with padding keyed past every real entry.
+            width = self.hard_pool.shape[1]
+            keys = self.rng.random((n, width))
+            keys[np.arange(width)[None, :] >= self.hard_len[q][:, None]] = 2.0
+            pick = np.argpartition(keys, min(self.n_hard, width) - 1, axis=1)[:, : self.n_hard]
+            hard = self.hard_pool[q[:, None], pick]
+            tools[:, 1 : 1 + self.n_hard] = hard
+        # Corpus negatives, and hard slots a short pool left empty (-1): uniform non-gold.
+        fill = np.zeros_like(tools, dtype=bool)
+        fill[:, 1 + self.n_hard :] = True
+        fill[:, 1:] |= tools[:, 1:] < 0
+        rows, cols = np.nonzero(fill)
+        while rows.size:
+            draw = self.rng.integers(0, self.n_tools, size=rows.size)
+            tools[rows, cols] = draw
+            bad = self._is_gold(q[rows], draw)
+            rows, cols = rows[bad], cols[bad]
+        return tools
 
     def __getitem__(self, i):
-        qi, pos = self.pair_query[i], self.pair_pos[i]
-        pool = self.hard_pool[qi]
-        n_hard = min(self.n_hard, len(pool))
-        negs = list(self.rng.choice(pool, size=n_hard, replace=False)) if n_hard else []
-        negs += self._corpus(qi, self.n_hard + self.n_corpus - n_hard)
-        tools = np.array([pos, *negs], dtype=np.int64)
-        return (
-            {"query": self.q_emb[qi], "tools": self.t_emb[tools]},
-            self.risk_target[tools],
-        )
+        tools = self.sample_tools(np.array([i]))[0]
+        qi = self.pair_query[i]
+        return {"query": self.q_emb[qi], "tools": self.t_emb[tools]}, self.risk_target[tools]
+
+
+class _TripletBatches:
+    """skorch ``iterator_train``: shuffled mini-batches of a :class:`_TripletDataset`.
+
+    Each pass samples fresh negatives for the whole epoch in a few vectorized calls.
+    """
+
+    def __init__(self, dataset, batch_size=64, shuffle=True, generator=None):
+        self.dataset, self.batch_size = dataset, batch_size
+        self.shuffle, self.generator = shuffle, generator
+
+    def __len__(self):
+        return -(-len(self.dataset) // self.batch_size)
+
+    def __iter__(self):
+        ds = self.dataset
+        n = len(ds)
+        order = (torch.randperm(n, generator=self.generator).numpy() if self.shuffle
+                 else np.arange(n))
+        tools = ds.sample_tools(order)
+        q_t, t_t = torch.from_numpy(ds.q_emb), torch.from_numpy(ds.t_emb)
+        risk_t = torch.from_numpy(ds.risk_target)
+        pair_query = torch.from_numpy(ds.pair_query[order])
+        tools_t = torch.from_numpy(tools)
+        for s in range(0, n, self.batch_size):
+            idx = tools_t[s : s + self.batch_size]
+            yield {"query": q_t[pair_query[s : s + self.batch_size]], "tools": t_t[idx]}, risk_t[idx]
 
 
 # --------------------------------------------------------------------------------------------
@@ -492,7 +546,8 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
 
     def _train(self, X, relevant, device) -> dict:
         n_q = X.n_queries
-        seed = np.random.RandomState(self.random_state).randint(0, 2**31 - 1)
+        # check_random_state: the constraint also admits a RandomState instance.
+        seed = check_random_state(self.random_state).randint(0, 2**31 - 1)
         rng = np.random.default_rng(seed)
         perm = rng.permutation(n_q)
         n_valid = int(round(self.validation_fraction * n_q))
@@ -509,20 +564,22 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         cand = np.asarray(X.candidates)
         pool_n = min(self.hard_negative_pool, X.n_candidates)
         pool_order = X.order(pool_n)
-        hard_pool, gold_sets = [], []
+        hard_pool = np.full((n_q, pool_n), -1, dtype=np.int64)
         for i in range(n_q):
             gold = relevant[i]
             if len(gold) >= len(X.registry):
                 raise ValueError(MSG_NO_NEGATIVES.format(i=i))
-            gold_sets.append(frozenset(gold.tolist()))
             row = cand[i, pool_order[i]]
-            hard_pool.append(row[~np.isin(row, gold)])
+            row = row[~np.isin(row, gold)]
+            hard_pool[i, : len(row)] = row
+        gold_keys = np.unique(np.concatenate(
+            [i * len(X.registry) + relevant[i] for i in range(n_q)]))
         pair_query = np.concatenate([np.full(len(relevant[i]), i) for i in train])
         pair_pos = np.concatenate([relevant[i] for i in train])
         risk = X.registry.risk
         risk_target = np.where(risk == UNKNOWN_RISK, np.nan, (risk - 1) / 4.0).astype(np.float32)
         dataset = _TripletDataset(
-            q_emb, t_emb, pair_query, pair_pos, hard_pool, gold_sets,
+            q_emb, t_emb, pair_query, pair_pos, hard_pool, gold_keys,
             self.n_negatives - self.corpus_negatives, self.corpus_negatives, risk_target, seed,
         )
 
@@ -552,6 +609,7 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
             max_epochs=self.epochs,
             batch_size=self.batch_size,
             train_split=None,
+            iterator_train=_TripletBatches,
             iterator_train__shuffle=True,
             iterator_train__generator=torch.Generator().manual_seed(seed),
             callbacks=callbacks,
