@@ -851,4 +851,5 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.two_d_array = False
         tags.target_tags.required = False
+        tags.transformer_tags.preserves_dtype = []
         return tags

