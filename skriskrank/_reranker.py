@@ -218,13 +218,16 @@ class _TripletBatches:
         order = (torch.randperm(n, generator=self.generator).numpy() if self.shuffle
                  else np.arange(n))
         tools = ds.sample_tools(order)
-        q_t, t_t = torch.from_numpy(ds.q_emb), torch.from_numpy(ds.t_emb)
-        risk_t = torch.from_numpy(ds.risk_target)
-        pair_query = torch.from_numpy(ds.pair_query[order])
-        tools_t = torch.from_numpy(tools)
+        pair_query = ds.pair_query[order]
         for s in range(0, n, self.batch_size):
-            idx = tools_t[s : s + self.batch_size]
-            yield {"query": q_t[pair_query[s : s + self.batch_size]], "tools": t_t[idx]}, risk_t[idx]
+            idx = tools[s : s + self.batch_size]
+            # Gathering in numpy makes fresh (writable) arrays: the shared embeddings are
+            # read-only, and torch.from_numpy warns on those.
+            yield (
+                {"query": torch.from_numpy(ds.q_emb[pair_query[s : s + self.batch_size]]),
+                 "tools": torch.from_numpy(ds.t_emb[idx])},
+                torch.from_numpy(ds.risk_target[idx]),
+            )
 
 
 # --------------------------------------------------------------------------------------------
