@@ -9,6 +9,7 @@ smoother and a greedy rule filter, each a scikit-learn estimator that composes i
 :class:`sklearn.pipeline.Pipeline`.
 """
 
+from ._baselines import BM25Reranker, CrossEncoderReranker, MMRReranker, RiskPenaltyReranker
 from ._batch import RankingBatch
 from ._cli import build_pipeline
 from ._embedding import FrozenEmbedder
@@ -28,6 +29,8 @@ from ._registry import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "BM25Reranker",
+    "CrossEncoderReranker",
     "DEFAULT_PERMISSION_KEYWORDS",
     "PERMISSION_CATEGORIES",
     "UNKNOWN_RISK",
@@ -35,8 +38,10 @@ __all__ = [
     "EDGE_TYPES",
     "GraphSmoother",
     "FrozenEmbedder",
+    "MMRReranker",
     "RankingBatch",
     "RiskAwareReranker",
+    "RiskPenaltyReranker",
     "RuleFilter",
     "ToolRegistry",
     "best_under_risk_budget",
