@@ -1,0 +1,222 @@
+"""Benchmark: online latency of one query through the fitted pipeline, against batching.
+
+The fitted pipeline ``DenseRetriever(100) -> RiskAwareReranker -> GraphSmoother ->
+RuleFilter`` (on synthetic registries of 2,032 and 100,000 tools, as in ``bench_scale``)
+answers 1,000 single-query calls, each from an already encoded query: building the
+full-pool batch (the cosine against every tool) and ``Pipeline.predict``. The p50 and p99 of
+those calls are compared with the per-query cost of predicting the same 1,000 queries as one
+batch, measured in the same process. Query encoding with the packaged encoder is timed
+separately, one fresh text per call.
+
+Run ``python -m benchmarks.bench_latency`` (full) or ``--quick`` (seconds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks._common import (
+    RESULTS,
+    environment,
+    md_table,
+    percentiles,
+    synthetic_queries,
+    synthetic_registry,
+    write_json,
+    write_md,
+)
+from benchmarks.bench_scale import K, make_steps
+
+FULL = dict(sizes=(2_032, 100_000), n_train=1000, n_calls=1000, dim=384, epochs=2,
+            n_encode=200, batch_repeats=2)
+QUICK = dict(sizes=(200, 600), n_train=60, n_calls=40, dim=32, epochs=1, n_encode=0,
+             batch_repeats=1)
+#: Issue 5's bound on a single call's overhead at 100k tools: p50 at most this many times
+#: the batched per-query cost.
+TARGET_RATIO = 3.0
+
+
+def _fitted_pipeline(n_tools, *, n_train, dim, epochs, seed=0):
+    from sklearn.pipeline import Pipeline
+
+    from skriskrank import RankingBatch
+
+    reg, emb, cluster = synthetic_registry(n_tools, dim, seed=seed)
+    q_train, gold = synthetic_queries(emb, cluster, n_train, seed=seed + 1)
+    pipe = Pipeline(make_steps(epochs, seed))
+    pipe.fit(RankingBatch.full_pool(reg, q_train, emb), [set(reg.names[g]) for g in gold])
+    return pipe, reg, emb, cluster
+
+
+def _stage_breakdown(pipe, reg, emb, q, n):
+    """Mean seconds per stage of single-query calls (a separate, shorter pass)."""
+    from skriskrank import RankingBatch
+
+    acc: dict[str, float] = {}
+    for i in range(n):
+        t0 = time.perf_counter()
+        batch = RankingBatch.full_pool(reg, q[i : i + 1], emb)
+        acc["batch (cosine)"] = acc.get("batch (cosine)", 0.0) + time.perf_counter() - t0
+        for name, step in pipe.steps:
+            t0 = time.perf_counter()
+            batch = step.transform(batch)
+            acc[name] = acc.get(name, 0.0) + time.perf_counter() - t0
+        t0 = time.perf_counter()
+        batch.ranked_names(K)
+        acc["ranked_names"] = acc.get("ranked_names", 0.0) + time.perf_counter() - t0
+    return {k: v / n for k, v in acc.items()}
+
+
+def run_size(n_tools, *, n_train, n_calls, dim, epochs, batch_repeats, seed=0):
+    from skriskrank import RankingBatch
+
+    pipe, reg, emb, cluster = _fitted_pipeline(n_tools, n_train=n_train, dim=dim,
+                                               epochs=epochs, seed=seed)
+    q, _ = synthetic_queries(emb, cluster, n_calls, seed=seed + 5)
+
+    def batched():
+        return pipe.predict(RankingBatch.full_pool(reg, q, emb))
+
+    expected = batched()  # also the warm-up
+    best = float("inf")
+    for _ in range(batch_repeats):
+        t0 = time.perf_counter()
+        batched()
+        best = min(best, time.perf_counter() - t0)
+    per_query = best / n_calls
+
+    single = np.empty(n_calls)
+    same = True
+    for i in range(n_calls):
+        t0 = time.perf_counter()
+        top = pipe.predict(RankingBatch.full_pool(reg, q[i : i + 1], emb))
+        single[i] = time.perf_counter() - t0
+        same &= bool(np.array_equal(top[0], expected[i]))
+    stats = percentiles(single)
+    return {
+        "n_tools": n_tools,
+        "n_calls": n_calls,
+        "single_call_seconds": stats,
+        "batched_seconds": best,
+        "batched_per_query_seconds": per_query,
+        "p50_over_batched": stats["p50"] / per_query,
+        "p99_over_batched": stats["p99"] / per_query,
+        "single_matches_batched": same,
+        "single_stage_means": _stage_breakdown(pipe, reg, emb, q, min(n_calls, 100)),
+    }
+
+
+def encode_latency(n):
+    """p50/p99 of encoding one fresh query with the packaged default encoder."""
+    from skriskrank import FrozenEmbedder, ToolRegistry
+
+    reg = ToolRegistry.from_records(
+        [{"name": "read_file", "description": "Read a text file", "risk": 1}]
+    )
+    try:
+        emb = FrozenEmbedder(reg, cache=False).fit(["warm up"])
+        emb.encode(["warm up the encoder once more"])
+    except ValueError as exc:  # the packaged model is missing
+        return {"error": str(exc)}
+    samples = np.empty(n)
+    for i in range(n):
+        text = f"delete the log files older than {i} days and email me a summary"
+        t0 = time.perf_counter()
+        emb.encode([text])
+        samples[i] = time.perf_counter() - t0
+    return {"n_calls": n, "seconds": percentiles(samples), "model": emb.model_id_}
+
+
+def _markdown(res):
+    rows = []
+    for r in res["results"]:
+        s = r["single_call_seconds"]
+        rows.append([f"{r['n_tools']:,}", s["p50"] * 1e3, s["p99"] * 1e3,
+                     r["batched_per_query_seconds"] * 1e3, r["p50_over_batched"],
+                     r["p99_over_batched"], "yes" if r["single_matches_batched"] else "NO"])
+    stage_rows = []
+    for r in res["results"]:
+        for k, v in r["single_stage_means"].items():
+            stage_rows.append([f"{r['n_tools']:,}", k, v * 1e3])
+    enc = res.get("encoding")
+    lines = [
+        "# Online latency: one query through the fitted pipeline",
+        "",
+        f"Load average {res['environment'].get('load_average')}; the target is p50 at most "
+        f"{TARGET_RATIO}x the batched per-query cost at 100k tools.",
+        "",
+        md_table(["tools", "p50 ms", "p99 ms", "batched ms/query", "p50 / batched",
+                  "p99 / batched", "same top-5"], rows),
+        "",
+        "## Mean ms per stage of a single call",
+        "",
+        md_table(["tools", "stage", "ms"], stage_rows),
+    ]
+    if enc and "seconds" in enc:
+        lines += ["", f"Query encoding ({enc['model']}, one fresh query per call, "
+                  f"{enc['n_calls']} calls): p50 {enc['seconds']['p50'] * 1e3:.1f} ms, "
+                  f"p99 {enc['seconds']['p99'] * 1e3:.1f} ms."]
+    elif enc:
+        lines += ["", f"Query encoding not measured: {enc['error']}"]
+    return "\n".join(lines)
+
+
+def plot(res, path):
+    """Single-call p50/p99 against the batched per-query cost, per registry size."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = res["results"]
+    x = np.arange(len(rows))
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.bar(x - 0.27, [r["single_call_seconds"]["p50"] * 1e3 for r in rows], 0.27, label="p50")
+    ax.bar(x, [r["single_call_seconds"]["p99"] * 1e3 for r in rows], 0.27, label="p99")
+    ax.bar(x + 0.27, [r["batched_per_query_seconds"] * 1e3 for r in rows], 0.27,
+           label="batched, per query")
+    ax.set_xticks(x, [f"{r['n_tools']:,} tools" for r in rows])
+    ax.set_ylabel("ms per query")
+    ax.set_title("One query through the fitted pipeline (encoding excluded)", fontsize=9)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke test")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="results directory")
+    parser.add_argument("--sizes", type=int, nargs="+", default=None)
+    args = parser.parse_args(argv)
+    cfg = dict(QUICK if args.quick else FULL)
+    if args.sizes:
+        cfg["sizes"] = tuple(args.sizes)
+    rows = []
+    for n in cfg["sizes"]:
+        r = run_size(n, n_train=cfg["n_train"], n_calls=cfg["n_calls"], dim=cfg["dim"],
+                     epochs=cfg["epochs"], batch_repeats=cfg["batch_repeats"])
+        rows.append(r)
+        print(f"{n:>7,} tools: p50 {r['single_call_seconds']['p50'] * 1e3:.2f} ms, batched "
+              f"{r['batched_per_query_seconds'] * 1e3:.2f} ms/query, "
+              f"x{r['p50_over_batched']:.1f}", file=sys.stderr)
+    res = {"environment": environment(), "config": cfg, "quick": args.quick,
+           "results": rows, "target_ratio": TARGET_RATIO}
+    if cfg["n_encode"]:
+        res["encoding"] = encode_latency(cfg["n_encode"])
+    big = max(rows, key=lambda r: r["n_tools"])
+    res["meets_target_at_largest"] = bool(big["p50_over_batched"] <= TARGET_RATIO)
+    write_json(args.out, "bench_latency", res)
+    write_md(args.out, "bench_latency", _markdown(res))
+    plot(res, Path(args.out) / "bench_latency.png")
+    return res
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,140 @@
+"""The numpy scoring kernels against the torch heads they stand in for."""
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skriskrank._reranker import DualHeadModule, _heads_from_module
+from skriskrank._scoring import _CACHE_ELEMS, relevance, tool_risk
+
+KINDS = ("concat", "residual")
+
+
+def _unit(rng, n, d):
+    x = rng.normal(size=(n, d)).astype(np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def _module(kind, dim, hidden, seed):
+    torch.manual_seed(seed)
+    module = DualHeadModule(dim, hidden=hidden, relevance_head=kind)
+    with torch.no_grad():
+        # The residual head starts with a zero last layer; random weights exercise every term.
+        for p in module.parameters():
+            p.normal_(0.0, 0.3)
+    return module
+
+
+def _reference(module, q, t, candidates=None):
+    """f_rel through the torch module, which concatenates [e_q; e_t (; e_q * e_t)] per pair."""
+    tools = np.broadcast_to(t, (len(q),) + t.shape) if candidates is None else t[candidates]
+    with torch.no_grad():
+        rel, _ = module(torch.from_numpy(q), torch.from_numpy(np.array(tools)))
+    return rel.numpy()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("chunk_elems", [1, 1000, 1 << 24])
+def test_full_pool_matches_concatenation(kind, chunk_elems):
+    rng = np.random.default_rng(0)
+    d, hidden = 16, 8
+    q, t = _unit(rng, 7, d), _unit(rng, 301, d)
+    module = _module(kind, d, hidden, seed=1)
+    heads = _heads_from_module(module, d)
+    got = relevance(heads, q, t, chunk_elems=chunk_elems)
+    assert got.shape == (7, 301) and got.dtype == np.float32
+    np.testing.assert_allclose(got, _reference(module, q, t), atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("chunk_elems", [1, 500, 1 << 24])
+def test_candidates_match_concatenation(kind, chunk_elems):
+    rng = np.random.default_rng(1)
+    d, hidden = 12, 5
+    q, t = _unit(rng, 9, d), _unit(rng, 40, d)
+    cand = np.stack([rng.choice(40, size=11, replace=False) for _ in range(9)]).astype(np.int32)
+    module = _module(kind, d, hidden, seed=2)
+    heads = _heads_from_module(module, d)
+    got = relevance(heads, q, t, cand, chunk_elems=chunk_elems)
+    assert got.shape == (9, 11)
+    np.testing.assert_allclose(got, _reference(module, q, t, cand), atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_candidate_subset_equals_full_pool_columns(kind):
+    rng = np.random.default_rng(2)
+    d = 10
+    q, t = _unit(rng, 5, d), _unit(rng, 33, d)
+    heads = _heads_from_module(_module(kind, d, 6, seed=3), d)
+    full = relevance(heads, q, t)
+    cand = np.stack([rng.permutation(33)[:7] for _ in range(5)])
+    np.testing.assert_allclose(
+        relevance(heads, q, t, cand), np.take_along_axis(full, cand, axis=1), atol=1e-6
+    )
+    # A full-pool candidate matrix takes the candidate path and must agree with the fast one.
+    every = np.broadcast_to(np.arange(33), (5, 33))
+    np.testing.assert_allclose(relevance(heads, q, t, every), full, atol=1e-6)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_precomputed_tool_hidden_gives_the_same_scores(kind):
+    rng = np.random.default_rng(3)
+    d = 8
+    q, t = _unit(rng, 4, d), _unit(rng, 20, d)
+    heads = _heads_from_module(_module(kind, d, 4, seed=4), d)
+    hidden = t @ heads["Wt"].T
+    np.testing.assert_array_equal(
+        relevance(heads, q, t, tool_hidden=hidden), relevance(heads, q, t)
+    )
+
+
+def test_tool_blocks_cover_a_pool_larger_than_one_cache_block():
+    # More tools than one cache block holds: the concat head walks several tool blocks.
+    rng = np.random.default_rng(4)
+    d, hidden = 6, 4
+    n_tools = _CACHE_ELEMS // hidden + 37
+    q, t = _unit(rng, 3, d), _unit(rng, n_tools, d)
+    module = _module("concat", d, hidden, seed=5)
+    got = relevance(_heads_from_module(module, d), q, t)
+    np.testing.assert_allclose(got, _reference(module, q, t), atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_tool_risk_matches_module(kind):
+    rng = np.random.default_rng(5)
+    d = 14
+    t = _unit(rng, 25, d)
+    module = _module(kind, d, 7, seed=6)
+    with torch.no_grad():
+        want = module.risk(torch.from_numpy(t)).numpy()
+    got = tool_risk(_heads_from_module(module, d), t)
+    assert got.dtype == np.float32 and got.shape == (25,)
+    np.testing.assert_allclose(got, want, atol=1e-6)
+
+
+@settings(deadline=None, max_examples=25)
+@given(
+    kind=st.sampled_from(KINDS),
+    n_q=st.integers(1, 6),
+    n_t=st.integers(1, 50),
+    d=st.integers(1, 9),
+    hidden=st.integers(1, 6),
+    chunk=st.integers(1, 400),
+    seed=st.integers(0, 2**16),
+)
+def test_any_shape_and_chunk_matches_concatenation(kind, n_q, n_t, d, hidden, chunk, seed):
+    rng = np.random.default_rng(seed)
+    q, t = _unit(rng, n_q, d), _unit(rng, n_t, d)
+    module = _module(kind, d, hidden, seed=seed)
+    heads = _heads_from_module(module, d)
+    np.testing.assert_allclose(
+        relevance(heads, q, t, chunk_elems=chunk), _reference(module, q, t), atol=1e-5, rtol=0
+    )
+    m = int(rng.integers(1, n_t + 1))
+    cand = np.stack([rng.permutation(n_t)[:m] for _ in range(n_q)])
+    np.testing.assert_allclose(
+        relevance(heads, q, t, cand, chunk_elems=chunk),
+        _reference(module, q, t, cand), atol=1e-5, rtol=0,
+    )
