@@ -48,6 +48,10 @@ _FIT_CACHE_SIZE = 64
 _FIT_LOCK = threading.Lock()
 # Parameters that do not change the trained heads.
 _INFERENCE_ONLY = ("risk_weight", "k", "verbose")
+# f_rel of the training batch per cached fit: a Pipeline refit that hits the fit cache
+# (another risk_weight, same fold) then skips re-scoring its own training queries.
+_TRAIN_SCORES: OrderedDict[str, np.ndarray] = OrderedDict()
+_TRAIN_SCORES_SIZE = 8
 
 
 # --------------------------------------------------------------------------------------------
@@ -545,7 +549,39 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         for name, value in cached.items():
             setattr(self, name, value)
         self._tool_hidden = None
+        self._fit_key = key
         return self
+
+    def fit_transform(self, X, y, **fit_params):
+        """Fit, then rerank the training batch (its f_rel is reused by cached refits).
+
+        Parameters
+        ----------
+        X : RankingBatch
+            Training batch.
+        y : sequence of set of str
+            Gold tool names per query.
+        **fit_params : dict
+            Unused; accepted for scikit-learn's Pipeline.
+
+        Returns
+        -------
+        batch : RankingBatch
+            ``transform(X)`` of the fitted reranker.
+        """
+        self.fit(X, y)
+        key = self._fit_key
+        with _FIT_LOCK:
+            rel = _TRAIN_SCORES.get(key) if key is not None else None
+        if rel is None:
+            rel = self.relevance_scores(X)
+            if key is not None:
+                rel.flags.writeable = False
+                with _FIT_LOCK:
+                    _TRAIN_SCORES[key] = rel
+                    while len(_TRAIN_SCORES) > _TRAIN_SCORES_SIZE:
+                        _TRAIN_SCORES.popitem(last=False)
+        return self._apply_risk(X, rel)
 
     def _train(self, X, relevant, device) -> dict:
         n_q = X.n_queries
@@ -687,7 +723,9 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         batch : RankingBatch
             The same candidates with reranked scores.
         """
-        rel = self.relevance_scores(X)
+        return self._apply_risk(X, self.relevance_scores(X))
+
+    def _apply_risk(self, X, rel):
         if self.risk_weight:
-            rel -= np.float32(self.risk_weight) * self.tool_risk_[X.candidates]
-        return X.replace(scores=rel)
+            rel = rel - np.float32(self.risk_weight) * self.tool_risk_[X.candidates]
+        return X.replace(scores=np.array(rel, dtype=np.float32, copy=not self.risk_weight))

@@ -763,3 +763,29 @@ def test_tags():
     assert tags.target_tags.required is True
     assert tags.non_deterministic is True
     assert RiskAwareReranker(random_state=0).__sklearn_tags__().non_deterministic is False
+
+
+def test_cached_refit_reuses_training_scores(monkeypatch):
+    # A refit that differs only in risk_weight neither trains nor re-scores its training batch,
+    # and its fit_transform equals transform on the same batch.
+    reranker_module._FIT_CACHE.clear()
+    reranker_module._TRAIN_SCORES.clear()
+    batch, y = make_data()
+    first = RiskAwareReranker(**{**FAST, "risk_weight": 0.0})
+    out0 = first.fit_transform(batch, y)
+    np.testing.assert_allclose(out0.scores, first.transform(batch).scores, rtol=1e-6)
+    calls = []
+    original = RiskAwareReranker.relevance_scores
+
+    def spy(self, X):
+        calls.append(X)
+        return original(self, X)
+
+    monkeypatch.setattr(RiskAwareReranker, "relevance_scores", spy)
+    second = RiskAwareReranker(**{**FAST, "risk_weight": 0.4})
+    out = second.fit_transform(batch, y)
+    assert calls == []
+    expected = out0.scores - np.float32(0.4) * second.tool_risk_[batch.candidates]
+    np.testing.assert_allclose(out.scores, expected, rtol=1e-6, atol=1e-7)
+    # The cached array is shared read-only; the returned scores are the caller's own.
+    assert out.scores.flags.writeable and out0.scores.flags.writeable
