@@ -16,7 +16,6 @@ the learned steps and has the same ``predict`` / ``rank``:
 from __future__ import annotations
 
 import os
-import threading
 from numbers import Integral, Real
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import RankingStepMixin
-from ._embedding import _check_device
+from ._embedding import _check_device, _load_model
 from ._registry import UNKNOWN_RISK
 
 __all__ = ["BM25Reranker", "CrossEncoderReranker", "MMRReranker", "RiskPenaltyReranker"]
@@ -41,9 +40,6 @@ MSG_CROSS_ENCODER_UNAVAILABLE = (
     "model with its tokenizer), or a model name already in the Hugging Face cache."
 )
 MSG_BM25_MISSING = "BM25Reranker needs the bm25s package: pip install bm25s ({error})."
-
-_CE_LOCK = threading.Lock()
-_CROSS_ENCODERS: dict[tuple[str, str], object] = {}
 
 
 def _rank_scores(n_rows: int, m: int) -> np.ndarray:
@@ -403,20 +399,8 @@ class BM25Reranker(_BaselineStep):
 def _load_cross_encoder(model: str, device: str):
     path = Path(model).expanduser()
     load_from = str(path.resolve()) if path.is_dir() else model
-    key = (load_from, device)
-    with _CE_LOCK:
-        if key in _CROSS_ENCODERS:
-            return _CROSS_ENCODERS[key]
-    from sentence_transformers import CrossEncoder
-
-    try:
-        # local_files_only keeps a cached hub name from touching the network.
-        ce = CrossEncoder(load_from, device=device, local_files_only=True)
-    except Exception as exc:  # noqa: BLE001 - any loader failure means "not loadable offline"
-        error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-        raise ValueError(MSG_CROSS_ENCODER_UNAVAILABLE.format(model=model, error=error)) from exc
-    with _CE_LOCK:
-        return _CROSS_ENCODERS.setdefault(key, ce)
+    return _load_model(load_from, device, model, kind="CrossEncoder",
+                       message=MSG_CROSS_ENCODER_UNAVAILABLE)
 
 
 class CrossEncoderReranker(_BaselineStep):

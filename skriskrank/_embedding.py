@@ -41,7 +41,7 @@ MSG_DEFAULT_MISSING = (
 MSG_DEVICE = "device {device!r} is not available on this machine ({why}); use device='cpu'."
 
 _LOCK = threading.Lock()
-_MODELS: dict[tuple[str, str], object] = {}
+_MODELS: dict[tuple[str, str, str], object] = {}
 _STORES: dict[tuple[str, str | None], _EmbeddingStore] = {}
 
 
@@ -99,20 +99,29 @@ def _resolve_model(model: str | None) -> tuple[str, str]:
     return model, model
 
 
-def _load_model(load_from: str, device: str, shown_name: str):
-    key = (load_from, device)
+def _load_model(load_from: str, device: str, shown_name: str, *, kind: str = "SentenceTransformer",
+                message: str = MSG_MODEL_UNAVAILABLE):
+    """Load a sentence-transformers model class offline, once per process and device.
+
+    ``kind`` names the class in ``sentence_transformers`` (``"CrossEncoder"`` for the
+    cross-encoder baseline); ``message`` is the error raised when it cannot be loaded.
+    """
+    key = (load_from, device, kind)
     with _LOCK:
         if key in _MODELS:
             return _MODELS[key]
-    from sentence_transformers import SentenceTransformer
+    import sentence_transformers
 
     try:
         # local_files_only keeps a cached hub name from touching the network.
-        model = SentenceTransformer(load_from, device=device, local_files_only=True)
+        model = getattr(sentence_transformers, kind)(
+            load_from, device=device, local_files_only=True
+        )
     except Exception as exc:  # noqa: BLE001 - any loader failure means "not loadable offline"
         error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-        raise ValueError(MSG_MODEL_UNAVAILABLE.format(model=shown_name, error=error)) from exc
-    model.eval()
+        raise ValueError(message.format(model=shown_name, error=error)) from exc
+    if hasattr(model, "eval"):
+        model.eval()
     with _LOCK:
         return _MODELS.setdefault(key, model)
 
