@@ -22,6 +22,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
+from . import _filter_kernel
 from ._base import RankingStepMixin
 
 __all__ = ["RuleFilter", "rule_filter", "rule_filter_batch"]
@@ -412,7 +413,11 @@ def rule_filter(
     ranked, rules = _prepare(
         ranked, risk, permission_counts, embeddings, k, options, single=True
     )
-    ranked = ranked[0]
+    return _filtered_row(ranked[0], rules)
+
+
+def _filtered_row(ranked, rules):
+    """One validated row, filtered by the scalar scan."""
     accepted, stop = _scan(ranked, rules)
     is_acc = np.zeros(stop, dtype=bool)
     is_acc[accepted] = True
@@ -481,9 +486,13 @@ broad_level, redundancy_threshold
 def _rule_filter_batch(
     ranked_2d, risk, permission_counts, embeddings, k=5, *, max_high_risk=1, high_risk_level=3,
     max_broad=2, broad_level=2, redundancy_threshold=0.9, scalar_tail=None, window_extra=None,
-    chunk=None,
+    chunk=None, engine=None,
 ):
-    """rule_filter_batch with its tuning knobs exposed (tests shrink them to reach every path)."""
+    """rule_filter_batch with its tuning knobs exposed (tests shrink them to reach every path).
+
+    ``engine`` is ``"numba"`` (the compiled scan of ``_filter_kernel``), ``"numpy"`` (the
+    scan vectorized across rows) or None: numba when it is installed.
+    """
     options = (max_high_risk, high_risk_level, max_broad, broad_level, redundancy_threshold)
     ranked, rules = _prepare(
         ranked_2d, risk, permission_counts, embeddings, k, options, single=False
@@ -491,6 +500,14 @@ def _rule_filter_batch(
     n_q, m = ranked.shape
     if n_q == 0 or m == 0:
         return ranked.copy()
+    if engine is None:
+        engine = "numba" if _filter_kernel.available() else "numpy"
+    if engine == "numba":
+        out = np.empty_like(ranked)
+        for r in _filter_kernel.filter_rows(ranked, rules, out):
+            # A similarity within rounding of the threshold: the scalar scan decides it.
+            out[r] = _filtered_row(ranked[r], rules)
+        return out
     tail = _SCALAR_TAIL if scalar_tail is None else scalar_tail
     extra = _WINDOW_EXTRA if window_extra is None else window_extra
     chunk = _CHUNK if chunk is None else chunk

@@ -20,6 +20,7 @@ from sklearn.utils.estimator_checks import (
 )
 
 from skriskrank import UNKNOWN_RISK, RankingBatch, ToolRegistry
+from skriskrank import _filter_kernel
 from skriskrank._filter import (
     MSG_BROAD_LEVEL,
     MSG_CAP,
@@ -36,6 +37,7 @@ from skriskrank._filter import (
     MSG_RANKED_SHAPE,
     MSG_THRESHOLD,
     RuleFilter,
+    _prepare,
     _rule_filter_batch,
     rule_filter,
     rule_filter_batch,
@@ -209,8 +211,42 @@ def test_batch_equals_row_by_row(b, tail, extra, chunk):
     expected = np.array([rule_filter(r, risk, counts, emb, **options) for r in rows],
                         dtype=np.int64).reshape(rows.shape)
     got = _rule_filter_batch(rows, risk, counts, emb, scalar_tail=tail, window_extra=extra,
-                             chunk=chunk, **options)
+                             chunk=chunk, engine="numpy", **options)
     np.testing.assert_array_equal(got, expected)
+
+
+@settings(deadline=None, max_examples=120)
+@given(batches())
+def test_compiled_engine_equals_row_by_row(b):
+    rows, risk, counts, emb, options = b
+    expected = np.array([rule_filter(r, risk, counts, emb, **options) for r in rows],
+                        dtype=np.int64).reshape(rows.shape)
+    got = _rule_filter_batch(rows, risk, counts, emb, engine="numba", **options)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_compiled_engine_defers_near_threshold_rows_to_the_exact_scan():
+    # cos = 0.8 exactly: within rounding of the threshold, so the kernel flags the row and
+    # the scalar scan decides it; "0.8 > 0.8" is false, both tools are accepted.
+    emb = np.array([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0]])
+    risk, counts = np.ones(3, int), np.zeros(3, int)
+    _, rules = _prepare([[0, 1, 2]], risk, counts, emb, 2,
+                        (None, 3, None, 2, 0.8), single=False)
+    out = np.full((2, 3), -1)
+    flagged = _filter_kernel.filter_rows(np.array([[0, 1, 2], [2, 0, 1]]), rules, out)
+    assert flagged.tolist() == [0]
+    assert out[1].tolist() == [2, 0, 1]
+    got = rule_filter_batch([[0, 1, 2], [2, 0, 1]], risk, counts, emb, k=2, max_high_risk=None,
+                            max_broad=None, redundancy_threshold=0.8)
+    assert got.tolist() == [[0, 1, 2], [2, 0, 1]]
+
+
+def test_numpy_engine_without_numba(monkeypatch):
+    monkeypatch.setattr(_filter_kernel, "available", lambda: False)
+    monkeypatch.setattr(_filter_kernel, "filter_rows", None)  # would fail if called
+    rows = np.array([[1, 2, 0, 3], [0, 1, 2, 3]])
+    got = rule_filter_batch(rows, np.array([1, 4, 5, 1]), np.zeros(4, int), np.eye(4), k=2)
+    assert got.tolist() == [[1, 0, 2, 3], [0, 1, 2, 3]]
 
 
 def test_batch_equals_row_by_row_on_random_embeddings():
