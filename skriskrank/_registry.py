@@ -423,6 +423,7 @@ class ToolRegistry:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        self.__dict__.pop("_permission_counts", None)  # a derived cache, recomputed on use
         for arr in (self.names, self.descriptions, self.risk, self.permission_matrix):
             arr.flags.writeable = False
 
@@ -438,8 +439,15 @@ class ToolRegistry:
 
     @property
     def permission_counts(self) -> np.ndarray:
-        """Number of high-risk permission categories per tool."""
-        return self.permission_matrix.sum(axis=1).astype(np.int64)
+        """Number of high-risk permission categories per tool (read-only)."""
+        # Computed once: the rule filter reads it on every call, and at 100k tools the sum
+        # costs more than filtering one query.
+        counts = self.__dict__.get("_permission_counts")
+        if counts is None:
+            counts = self.permission_matrix.sum(axis=1).astype(np.int64)
+            counts.flags.writeable = False
+            self.__dict__["_permission_counts"] = counts
+        return counts
 
     def index_of(self, names) -> np.ndarray:
         """Registry indices of tool names.
