@@ -690,9 +690,13 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         return state
 
     def _hidden_of_tools(self, tool_emb):
-        if getattr(self, "_tool_hidden", None) is None:
-            self._tool_hidden = tool_emb @ self.heads_["Wt"].T
-        return self._tool_hidden
+        # Keyed on the array itself: batches from one embedder share one tool array, and a
+        # batch built on other embeddings of the same registry must not reuse these.
+        cached = getattr(self, "_tool_hidden", None)
+        if cached is None or cached[0] is not tool_emb:
+            cached = (tool_emb, tool_emb @ self.heads_["Wt"].T)
+            self._tool_hidden = cached
+        return cached[1]
 
     def relevance_scores(self, X) -> np.ndarray:
         """f_rel of each candidate of the batch, shape (n_queries, n_candidates)."""

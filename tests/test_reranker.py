@@ -313,6 +313,22 @@ def test_training_learns_the_synthetic_task(data):
     assert hits > 0.6
 
 
+def test_other_tool_embeddings_of_the_same_registry_are_not_scored_with_stale_ones(fitted,
+                                                                                   data):
+    batch, _ = data
+    before = fitted.transform(batch).scores
+    rng = np.random.default_rng(7)
+    other = rng.standard_normal(batch.tool_embeddings.shape).astype(np.float32)
+    other /= np.linalg.norm(other, axis=1, keepdims=True)
+    moved = RankingBatch.full_pool(batch.registry, batch.query_embeddings, other,
+                                   encoder=batch.encoder)
+    fresh = clone(fitted).fit(*data)  # same training (fit cache), empty tool cache
+    np.testing.assert_allclose(fitted.transform(moved).scores, fresh.transform(moved).scores,
+                               atol=1e-6)
+    assert not np.allclose(fitted.transform(moved).scores, before, atol=1e-3)
+    np.testing.assert_allclose(fitted.transform(batch).scores, before, atol=1e-6)
+
+
 def test_not_fitted(data):
     batch, _ = data
     rr = RiskAwareReranker()
