@@ -149,12 +149,17 @@ def model_selection(ds, cache, *, folds, grid, epochs):
     from sklearn.model_selection import GridSearchCV, KFold, cross_validate
 
     from skriskrank import FrozenEmbedder
+    from skriskrank._filter import rule_filter_batch
 
     X, y = list(ds.queries), list(ds.relevant)
     cv = KFold(folds, shuffle=True, random_state=0)
     probe = FrozenEmbedder(ds.registry, cache=cache)
     # Warm the in-process store from the disk cache so neither timing pays for reading it.
-    build_pipeline(ds.registry, cache, epochs=epochs).named_steps["embed"].fit(X).transform(X)
+    batch = build_pipeline(ds.registry, cache, epochs=epochs).named_steps["embed"].fit(X)
+    batch = batch.transform(X)
+    # Likewise load the rule filter's compiled kernel (numba) before either timing.
+    rule_filter_batch(batch.ranked_indices(10), ds.registry.risk,
+                      ds.registry.permission_counts, batch.tool_embeddings, 5)
     encoded0 = probe.n_encoded()
 
     _clear_fit_cache()

@@ -75,6 +75,13 @@ def run_size(n_tools, *, n_train, n_test, dim, epochs, seed=0, check_pipeline=Fa
         q_train, gold_train = synthetic_queries(emb, cluster, n_train, seed=seed + 1)
         q_test, gold_test = synthetic_queries(emb, cluster, n_test, seed=seed + 2)
         y_train = [set(reg.names[g]) for g in gold_train]
+    with meter.stage("setup/compile"):
+        # The first rule-filter call of a process loads (or compiles) the numba kernel, about
+        # a second; outside the timed stages, like any other warm-up.
+        from skriskrank._filter import rule_filter_batch
+
+        rule_filter_batch(np.arange(10, dtype=np.int64)[None], reg.risk[:10],
+                          reg.permission_counts[:10], np.ascontiguousarray(emb[:10]), 5)
     steps = make_steps(epochs, seed)
     with meter.stage("fit/batch"):
         batch = RankingBatch.full_pool(reg, q_train, emb)

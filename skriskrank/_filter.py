@@ -439,10 +439,11 @@ def rule_filter_batch(
 ):
     """:func:`rule_filter` applied to every row of ``ranked_2d``, vectorized across rows.
 
-    The scan takes at most ``m`` steps; each processes all queries still scanning at once
-    and computes similarities only against their (at most ``k``) accepted tools. The output
-    is identical to ``rule_filter`` row by row, including at similarities that round
-    differently in the two.
+    With numba installed (the ``fast`` extra) each row is scanned by a compiled loop.
+    Without it the scan takes at most ``m`` steps; each processes all queries still scanning
+    at once and computes similarities only against their (at most ``k``) accepted tools.
+    Either way the output is identical to ``rule_filter`` row by row, including at
+    similarities that round differently in the two.
 
     Parameters
     ----------
