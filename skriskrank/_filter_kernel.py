@@ -12,6 +12,8 @@ it canonically, so both engines return identical output.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 __all__ = ["available", "filter_rows"]
@@ -19,6 +21,7 @@ __all__ = ["available", "filter_rows"]
 _KERNEL = None
 
 
+@functools.cache
 def available() -> bool:
     """True when numba imports (the ``fast`` extra)."""
     try:
@@ -37,14 +40,15 @@ def _compile():
     # fastmath lets the dot product vectorize (in emb's own dtype, in any summation order):
     # the error bound ``tol`` holds for every order, so decisions outside it do not change.
     @njit(cache=True, nogil=True, fastmath=True)
-    def dot(emb, u, t):
-        s = emb[u, 0] * 0
+    def dot(emb, u, t, zero):
+        # ``zero`` carries emb's dtype; reading emb[u, 0] for it would overrun at dim 0.
+        s = zero
         for i in range(emb.shape[1]):
             s += emb[u, i] * emb[t, i]
         return np.float64(s)
 
     @njit(cache=True, nogil=True)
-    def kernel(ranked, high, broad, emb, k, max_high, max_broad, use_thr, lo, hi, out,
+    def kernel(ranked, high, broad, emb, zero, k, max_high, max_broad, use_thr, lo, hi, out,
                unsure):
         n, m = ranked.shape
         acc = np.empty(k, dtype=np.int64)
@@ -64,7 +68,7 @@ def _compile():
                     ok = False
                 if ok and use_thr:
                     for a in range(count):
-                        s = dot(emb, acc[a], t)
+                        s = dot(emb, acc[a], t, zero)
                         if s > hi:
                             ok = False
                             break
@@ -112,7 +116,7 @@ def filter_rows(ranked, rules, out):
     hi = np.float64(thr + tol) if use_thr else np.float64(0.0)
     unsure = np.zeros(len(ranked), dtype=np.bool_)
     kernel(
-        np.ascontiguousarray(ranked), high, broad, np.ascontiguousarray(emb), k,
+        np.ascontiguousarray(ranked), high, broad, np.ascontiguousarray(emb), emb.dtype.type(0), k,
         -1 if max_high is None else max_high, -1 if max_broad is None else max_broad,
         use_thr, lo, hi, out, unsure,
     )
