@@ -10,6 +10,40 @@ from ._registry import ToolRegistry
 
 __all__ = ["RankingBatch", "check_batch"]
 
+
+class _CosineUntilSet:
+    """Dataclass field descriptor: ``scores`` left as ``None`` is the cosine, made on first read.
+
+    A single query's full-pool cosine reads the whole tool matrix; a first-stage index (see
+    ``DenseRetriever``) can find the same top candidates without it, so the full-pool batch
+    defers the product until a step actually reads ``scores``.
+    """
+
+    def __set_name__(self, owner, name):
+        self._slot = "_" + name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return None  # the field's default
+        value = obj.__dict__.get(self._slot)
+        if value is None:
+            value = _cosine(obj.query_embeddings, obj.tool_embeddings, obj.candidates)
+            obj.__dict__[self._slot] = value
+        return value
+
+    def __set__(self, obj, value):
+        # Only the dataclass __init__ gets here: the frozen class's __setattr__ raises first.
+        obj.__dict__[self._slot] = value
+
+
+def _cosine(q, tools, candidates):
+    n_tools = len(tools)
+    if candidates.shape[1] == n_tools and (
+        candidates.strides[0] == 0 or candidates.shape[0] <= 1
+    ) and np.array_equal(candidates[0], np.arange(n_tools)):
+        return np.asarray(q @ tools.T, dtype=np.float32)
+    return np.asarray(np.vecdot(tools[candidates], q[:, None, :]), dtype=np.float32)
+
 MSG_NOT_A_BATCH = (
     "{step} expects the RankingBatch made by FrozenEmbedder.transform (put FrozenEmbedder "
     "first in the pipeline); got {type}."
@@ -44,10 +78,12 @@ class RankingBatch:
     candidates : ndarray of int, shape (n_queries, n_candidates)
         Registry indices of each query's candidate tools. For the full pool this is a
         zero-copy broadcast view of ``arange(n_tools)``.
-    scores : ndarray of float32, shape (n_queries, n_candidates)
+    scores : ndarray of float32, shape (n_queries, n_candidates) or None, default=None
         The current score of ``candidates[i, j]`` for query ``i``; higher is better. The
         order of candidates within a row carries no meaning: rank by score (ties keep the
-        row order, a stable sort).
+        row order, a stable sort). ``None`` stands for the cosine of each query and
+        candidate, computed on first read (so a step that never reads it, such as an
+        indexed :class:`DenseRetriever`, never pays for it).
     encoder : str, default=""
         Identity of the encoder that produced the embeddings (model name or path).
     queries : tuple of str or None, default=None
@@ -61,6 +97,8 @@ class RankingBatch:
         Candidates per query.
     is_full_pool : bool
         True when every query's candidates are the whole registry.
+    scores_pending : bool
+        True while ``scores`` is the cosine that no step has read yet.
 
     See Also
     --------
@@ -85,22 +123,30 @@ class RankingBatch:
     query_embeddings: np.ndarray
     tool_embeddings: np.ndarray
     candidates: np.ndarray
-    scores: np.ndarray
+    scores: np.ndarray | None = _CosineUntilSet()
     encoder: str = ""
     queries: tuple | None = None
 
     @classmethod
     def full_pool(cls, registry, query_embeddings, tool_embeddings, *, encoder="", queries=None):
-        """A batch whose candidates are the whole registry, scored by cosine similarity."""
+        """A batch whose candidates are the whole registry, scored by cosine similarity.
+
+        The cosine (``query_embeddings @ tool_embeddings.T``) is computed on the first read
+        of ``scores``.
+        """
         n_tools = len(registry)
         cand = np.broadcast_to(
             np.arange(n_tools, dtype=np.int32), (len(query_embeddings), n_tools)
         )
-        scores = np.asarray(query_embeddings @ tool_embeddings.T, dtype=np.float32)
         return cls(
-            registry, query_embeddings, tool_embeddings, cand, scores, encoder,
+            registry, query_embeddings, tool_embeddings, cand, None, encoder,
             None if queries is None else tuple(queries),
         )
+
+    @property
+    def scores_pending(self) -> bool:
+        """True while ``scores`` is the cosine not yet computed (reading it computes it)."""
+        return self.__dict__.get("_scores") is None
 
     @property
     def n_queries(self) -> int:

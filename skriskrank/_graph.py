@@ -313,7 +313,9 @@ def _smooth(graph: sp.csr_array, candidates, scores, alpha: float, *, full_pool:
 
     candidates = np.asarray(candidates)
     spread = np.empty((n_q, m), dtype=np.float64)
-    cost = np.diff(graph.indptr)[candidates].sum(axis=1)
+    # Degrees of the candidates only: O(candidates), not O(tools), for small batches.
+    indptr = graph.indptr
+    cost = (indptr[candidates + 1] - indptr[candidates]).sum(axis=1)
     max_len = max(1, min(n_q, _BLOCK_ELEMENTS // max(n_tools, 1)))
     # pos[q, j] = column of tool j among query q's candidates, -1 when j is not a candidate.
     # It is reset entry by entry after each chunk, so it is filled only once.

@@ -6,12 +6,22 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from . import _index
 from ._base import RankingStepMixin
 
 __all__ = ["DenseRetriever"]
+
+MSG_NO_NUMBA = (
+    "DenseRetriever(search='int8') needs numba (pip install 'skriskrank[fast]'); "
+    "use search='auto' or 'exact' without it."
+)
+#: Below this many tools one query's float32 cosine is already cheap (0.1 ms at 2k tools).
+_INDEX_MIN_TOOLS = 20_000
+#: Batches up to this many queries go through the index; larger ones amortize one GEMM.
+_INDEX_MAX_QUERIES = 2
 
 
 class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
@@ -27,6 +37,16 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
         Candidates kept per query (all of them when the batch has fewer).
     k : int, default=5
         Length of the list :meth:`predict` returns.
+    search : {"auto", "exact", "int8"}, default="auto"
+        How a small batch (one or two queries) fresh from :class:`FrozenEmbedder` finds its
+        top candidates. ``"exact"`` computes the float32 cosine against every tool, which
+        reads the whole tool matrix. ``"int8"`` scans an int8 copy of the tool embeddings
+        (a quarter of the bytes) and rescores in float32 only the tools its error bound
+        cannot rule out, so it returns the same top candidates (see
+        ``skriskrank._index``); it needs numba, the ``fast`` extra. ``"auto"`` is
+        ``"int8"`` when numba is installed and the registry has at least 20,000 tools.
+        Larger batches, and batches whose scores an earlier step changed, always take
+        the exact path.
 
     Attributes
     ----------
@@ -59,11 +79,13 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "n_candidates": [Interval(Integral, 1, None, closed="left")],
         "k": [Interval(Integral, 1, None, closed="left")],
+        "search": [StrOptions({"auto", "exact", "int8"})],
     }
 
-    def __init__(self, *, n_candidates=100, k=5):
+    def __init__(self, *, n_candidates=100, k=5, search="auto"):
         self.n_candidates = n_candidates
         self.k = k
+        self.search = search
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -87,9 +109,38 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
         -------
         self : DenseRetriever
         """
+        if self.search == "int8" and not _index.available():
+            raise ValueError(MSG_NO_NUMBA)
         X = self._check_input(X, reset=True)
         self._fit_batch_state(X)
+        self._index = None
+        if self._uses_index(len(X.registry)):
+            # Built here so that the first online query does not pay for it.
+            self._index_of(X.tool_embeddings)
         return self
+
+    def _uses_index(self, n_tools) -> bool:
+        if self.search == "int8":
+            return True
+        return (self.search == "auto" and n_tools >= _INDEX_MIN_TOOLS
+                and _index.available())
+
+    def _index_of(self, tool_emb):
+        # Keyed on the array itself, like the reranker's cached tool layer: a batch built
+        # on other embeddings of the same registry gets an index of its own.
+        cached = getattr(self, "_index", None)
+        if cached is None or cached.tool_embeddings is not tool_emb:
+            try:
+                cached = _index.Int8CosineIndex(tool_emb)
+            except ValueError:  # not float32, or not finite: the exact path handles it
+                return None
+            self._index = cached
+        return cached
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_index"] = None  # rebuilt on first use: it is a function of the embeddings
+        return state
 
     def transform(self, X):
         """Keep the top ``n_candidates`` of each query.
@@ -107,6 +158,13 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         X = self._check_input(X, reset=False)
         n = min(self.n_candidates, X.n_candidates)
+        if (X.scores_pending and n < X.n_candidates and X.n_queries <= _INDEX_MAX_QUERIES
+                and self._uses_index(X.n_candidates) and X.is_full_pool
+                and np.isfinite(X.query_embeddings).all()):
+            index = self._index_of(X.tool_embeddings)
+            if index is not None:
+                cand, scores = index.top(X.query_embeddings, n)
+                return X.replace(candidates=cand, scores=scores)
         order = X.order(n)
         return X.replace(
             candidates=np.take_along_axis(X.candidates, order, axis=1).astype(np.int32),

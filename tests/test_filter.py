@@ -382,6 +382,29 @@ def test_bad_tool_arrays():
     assert rule_filter([1, 0], RISK, COUNTS, emb).tolist() == [1, 0]
 
 
+def test_small_calls_check_and_flag_only_the_ranked_tools():
+    # Ranking 3 of 40 tools takes the O(ranked) path: the flags of the ranked tools are
+    # the same, a bad count there names its registry index, one elsewhere is never read.
+    risk = np.tile([1, 5, 2, 4], 10)
+    counts = np.tile([0, 3, 1, 0], 10)
+    ranked = [[37, 5, 20]]
+    full = rule_filter_batch(np.array([[37, 5, 20] + [i for i in range(40)
+                                                      if i not in (37, 5, 20)]]),
+                             risk, counts, None, 2, max_high_risk=0, max_broad=0,
+                             redundancy_threshold=None)
+    small = rule_filter_batch(ranked, risk, counts, None, 2, max_high_risk=0, max_broad=0,
+                              redundancy_threshold=None)
+    assert small.tolist()[0] == [i for i in full[0].tolist() if i in (37, 5, 20)]
+    bad = counts.copy()
+    bad[5] = -2
+    with pytest.raises(ValueError, match=re.escape(MSG_PERMISSION_COUNT.format(
+            index=5, value=-2))):
+        rule_filter_batch(ranked, risk, bad, None, 2, redundancy_threshold=None)
+    bad = counts.copy()
+    bad[6] = -2
+    rule_filter_batch(ranked, risk, bad, None, 2, redundancy_threshold=None)
+
+
 # -- RuleFilter -----------------------------------------------------------------------------
 @pytest.fixture
 def batch(tiny_registry):

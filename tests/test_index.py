@@ -1,0 +1,145 @@
+"""The int8 first-stage index and the lazy full-pool cosine it relies on."""
+
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skriskrank import DenseRetriever, RankingBatch, ToolRegistry
+from skriskrank import _index, _retriever
+from skriskrank._index import Int8CosineIndex
+
+needs_numba = pytest.mark.skipif(not _index.available(), reason="numba not installed")
+
+
+def _unit(x):
+    x = np.asarray(x, dtype=np.float32)
+    norm = np.linalg.norm(x, axis=1, keepdims=True)
+    return x / np.where(norm > 0, norm, 1)
+
+
+def _registry(n):
+    return ToolRegistry.from_records(
+        [{"name": f"t{i}", "description": f"tool {i}", "risk": 1 + i % 5} for i in range(n)]
+    )
+
+
+@needs_numba
+@settings(deadline=None, max_examples=60)
+@given(
+    n_tools=st.integers(1, 300),
+    dim=st.integers(1, 24),
+    n_queries=st.integers(1, 3),
+    n=st.integers(1, 40),
+    dup=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_index_top_is_the_exact_top(n_tools, dim, n_queries, n, dup, seed):
+    rng = np.random.default_rng(seed)
+    tools = _unit(rng.normal(size=(n_tools, dim)))
+    if dup:  # exact ties: repeated rows, and queries equal to tools
+        tools[rng.integers(0, n_tools, n_tools // 2)] = tools[0]
+    q = _unit(rng.normal(size=(n_queries, dim)))
+    q[0] = tools[rng.integers(0, n_tools)]
+    n = min(n, n_tools)
+    idx, scores = Int8CosineIndex(tools).top(q, n)
+    assert idx.shape == scores.shape == (n_queries, n)
+    for j in range(n_queries):
+        exact = tools @ q[j]
+        # Its own scores are float32 cosines, best first, ties by increasing index ...
+        np.testing.assert_allclose(scores[j], exact[idx[j]], atol=1e-6)
+        key = np.lexsort((idx[j], -scores[j]))
+        assert (key == np.arange(n)).all()
+        assert len(set(idx[j].tolist())) == n
+        # ... and no tool left out beats the last one kept (beyond float32 rounding).
+        left_out = np.setdiff1d(np.arange(n_tools), idx[j])
+        if left_out.size:
+            assert exact[left_out].max() <= scores[j, -1] + 1e-6
+
+
+@needs_numba
+def test_index_rejects_what_it_cannot_bound():
+    with pytest.raises(ValueError, match="float32"):
+        Int8CosineIndex(np.ones((3, 2)))
+    bad = np.ones((3, 2), dtype=np.float32)
+    bad[1, 0] = np.nan
+    with pytest.raises(ValueError, match="finite"):
+        Int8CosineIndex(bad)
+
+
+def test_full_pool_cosine_is_lazy_and_equal():
+    rng = np.random.default_rng(0)
+    tools = _unit(rng.normal(size=(50, 8)))
+    q = _unit(rng.normal(size=(3, 8)))
+    batch = RankingBatch.full_pool(_registry(50), q, tools)
+    assert batch.scores_pending
+    np.testing.assert_array_equal(batch.scores, (q @ tools.T).astype(np.float32))
+    assert not batch.scores_pending
+    # Candidate batches built without scores get the cosine of their own candidates.
+    cand = np.array([[3, 1], [0, 49], [7, 7]])
+    sub = RankingBatch(batch.registry, q, tools, cand)
+    np.testing.assert_allclose(sub.scores, np.take_along_axis(q @ tools.T, cand, 1), atol=1e-6)
+    with pytest.raises(AttributeError):
+        batch.scores = None
+
+
+@needs_numba
+def test_int8_retriever_returns_the_exact_candidates():
+    rng = np.random.default_rng(1)
+    n_tools = 5_000
+    centres = _unit(rng.normal(size=(300, 32)))
+    tools = _unit(centres[rng.integers(0, 300, n_tools)] + 0.3 * rng.normal(size=(n_tools, 32)))
+    q = _unit(centres[rng.integers(0, 300, 30)] + 0.5 * rng.normal(size=(30, 32)))
+    reg = _registry(n_tools)
+    train = RankingBatch.full_pool(reg, q, tools)
+    exact = DenseRetriever(search="exact").fit(train)
+    fast = DenseRetriever(search="int8").fit(train)
+    for i in range(len(q)):
+        single = RankingBatch.full_pool(reg, q[i : i + 1], tools)
+        a, b = exact.transform(single), fast.transform(single)
+        np.testing.assert_array_equal(a.candidates, b.candidates)
+        np.testing.assert_allclose(a.scores, b.scores, atol=1e-6)
+    # The indexed path never computed the full-pool cosine.
+    fresh = RankingBatch.full_pool(reg, q[:1], tools)
+    fast.transform(fresh)
+    assert fresh.scores_pending
+    # Batches larger than the index's bound take the exact path, with the same answer.
+    big = fast.transform(RankingBatch.full_pool(reg, q, tools))
+    np.testing.assert_array_equal(big.candidates, exact.transform(train).candidates)
+
+
+@needs_numba
+def test_int8_index_follows_the_batch_arrays_and_is_not_pickled():
+    rng = np.random.default_rng(2)
+    tools = _unit(rng.normal(size=(400, 16)))
+    other = _unit(rng.normal(size=(400, 16)))
+    q = _unit(rng.normal(size=(1, 16)))
+    reg = _registry(400)
+    retr = DenseRetriever(n_candidates=10, search="int8").fit(RankingBatch.full_pool(reg, q, tools))
+    got = retr.transform(RankingBatch.full_pool(reg, q, other)).candidates
+    want = np.argsort(-(q @ other.T), axis=1, kind="stable")[:, :10]
+    np.testing.assert_array_equal(got, want)
+    assert retr._index.tool_embeddings is other
+    clone = pickle.loads(pickle.dumps(retr))
+    assert clone._index is None
+    np.testing.assert_array_equal(
+        clone.transform(RankingBatch.full_pool(reg, q, other)).candidates, want
+    )
+    # A non-finite query goes the exact way instead of through the bounds.
+    nan_q = np.full((1, 16), np.nan, dtype=np.float32)
+    retr.transform(RankingBatch.full_pool(reg, nan_q, tools))
+
+
+def test_int8_search_without_numba_is_rejected(monkeypatch):
+    monkeypatch.setattr(_index, "available", lambda: False)
+    rng = np.random.default_rng(3)
+    tools = _unit(rng.normal(size=(30, 4)))
+    batch = RankingBatch.full_pool(_registry(30), tools[:1], tools)
+    with pytest.raises(ValueError, match=r"needs numba"):
+        DenseRetriever(search="int8").fit(batch)
+    assert _retriever.MSG_NO_NUMBA.startswith("DenseRetriever(search='int8')")
+    # "auto" quietly keeps the exact path.
+    retr = DenseRetriever(search="auto", n_candidates=5).fit(batch)
+    assert retr.transform(batch).candidates[0, 0] == 0
