@@ -36,15 +36,17 @@ _ROUNDING = 1e-6
 
 @functools.cache
 def _kernel():
-    from numba import njit, prange
+    from numba import njit
 
     # Two passes: with the bounds arithmetic in the same loop body, numba no longer
-    # vectorizes the int8 dot product (measured 3x slower).
-    @njit(cache=True, nogil=True, parallel=True)
+    # vectorizes the int8 dot product (measured 3x slower). Serial on purpose: a parallel
+    # scan measured faster alone but slower inside the pipeline, where its threads and
+    # BLAS's contend for the same two cores.
+    @njit(cache=True, nogil=True)
     def dots(codes, qcodes, out):
         n_tools, dim = codes.shape
         n_q = qcodes.shape[0]
-        for i in prange(n_tools):
+        for i in range(n_tools):
             row = codes[i]
             for j in range(n_q):
                 qv = qcodes[j]
@@ -53,11 +55,11 @@ def _kernel():
                     acc += np.int32(row[k]) * np.int32(qv[k])
                 out[j, i] = acc
 
-    @njit(cache=True, nogil=True, parallel=True)
+    @njit(cache=True, nogil=True)
     def finish(acc, scale, norm_c, resid, qscale, qnorm_c, qresid, delta, lo, hi):
         n_q, n_tools = acc.shape
         for j in range(n_q):
-            for i in prange(n_tools):
+            for i in range(n_tools):
                 a = np.float64(acc[j, i]) * (scale[i] * qscale[j])
                 b = qnorm_c[j] * resid[i] + qresid[j] * (norm_c[i] + resid[i]) + delta
                 # Stored as float32: the margin in delta covers this rounding.
