@@ -36,11 +36,17 @@ class _CosineUntilSet:
         obj.__dict__[self._slot] = value
 
 
+def _is_full_pool(candidates, n_tools) -> bool:
+    # A broadcast view of arange has stride 0 along the query axis.
+    return (
+        candidates.shape[1] == n_tools
+        and (candidates.strides[0] == 0 or candidates.shape[0] <= 1)
+        and bool(np.array_equal(candidates[0], np.arange(n_tools)))
+    )
+
+
 def _cosine(q, tools, candidates):
-    n_tools = len(tools)
-    if candidates.shape[1] == n_tools and (
-        candidates.strides[0] == 0 or candidates.shape[0] <= 1
-    ) and np.array_equal(candidates[0], np.arange(n_tools)):
+    if _is_full_pool(candidates, len(tools)):
         return np.asarray(q @ tools.T, dtype=np.float32)
     return np.asarray(np.vecdot(tools[candidates], q[:, None, :]), dtype=np.float32)
 
@@ -158,12 +164,7 @@ class RankingBatch:
 
     @property
     def is_full_pool(self) -> bool:
-        # A broadcast view of arange has stride 0 along the query axis.
-        return (
-            self.candidates.shape[1] == len(self.registry)
-            and (self.candidates.strides[0] == 0 or self.candidates.shape[0] <= 1)
-            and bool(np.array_equal(self.candidates[0], np.arange(len(self.registry))))
-        )
+        return _is_full_pool(self.candidates, len(self.registry))
 
     def __len__(self) -> int:
         return self.n_queries

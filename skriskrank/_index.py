@@ -26,12 +26,13 @@ import functools
 
 import numpy as np
 
+from ._filter import _dot_error_bound
 from ._filter_kernel import available
 
 __all__ = ["Int8CosineIndex", "available"]
 
-#: float32 rounding allowance of the values compared (about 1.1 at most): a few ulps.
-_ROUNDING = 1e-6
+#: Extra slack on every interval, far above the float64 rounding of the bounds themselves.
+_ROUNDING = 1e-9
 
 
 @functools.cache
@@ -62,7 +63,6 @@ def _kernel():
             for i in range(n_tools):
                 a = np.float64(acc[j, i]) * (scale[i] * qscale[j])
                 b = qnorm_c[j] * resid[i] + qresid[j] * (norm_c[i] + resid[i]) + delta
-                # Stored as float32: the margin in delta covers this rounding.
                 lo[j, i] = a - b
                 hi[j, i] = a + b
 
@@ -83,12 +83,6 @@ def _quantize(x):
     approx = codes * scale[:, None]
     return (codes, scale, np.linalg.norm(approx, axis=1),
             np.linalg.norm(x - approx, axis=1))
-
-
-def _dot_rounding(dim):
-    # The float32 dot product of two unit vectors, in any summation order, is within
-    # gamma_d ~ d * u of the exact one; twice that is a safe margin (as in _filter).
-    return 2.0 * (dim + 2) * float(np.finfo(np.float32).eps)
 
 
 class Int8CosineIndex:
@@ -131,7 +125,8 @@ class Int8CosineIndex:
         self.tool_embeddings = emb
         self._codes, self._scale, self._norm_c, self._resid = _quantize(emb)
         self._codes = np.ascontiguousarray(self._codes)
-        self._delta = _dot_rounding(emb.shape[1]) + _ROUNDING
+        # Rows need not be exactly unit: the rounding bound scales with the largest norm.
+        self._max_norm = float(np.sqrt(np.einsum("ij,ij->i", emb, emb, dtype=np.float64).max()))
         self.nbytes = self._codes.nbytes + 3 * 8 * len(emb)
 
     def top(self, queries, n):
@@ -155,10 +150,13 @@ class Int8CosineIndex:
         q = np.asarray(queries, dtype=np.float32)
         n_tools = len(emb)
         qcodes, qscale, qnorm_c, qresid = _quantize(q)
-        lo = np.empty((len(q), n_tools), dtype=np.float32)
-        hi = np.empty((len(q), n_tools), dtype=np.float32)
+        # The float32 cosine of the rescoring is within this of the exact dot product.
+        q_norm = float(np.linalg.norm(q.astype(np.float64), axis=1).max())
+        delta = _dot_error_bound(np.float32, q.shape[1], q_norm * self._max_norm) + _ROUNDING
+        lo = np.empty((len(q), n_tools))
+        hi = np.empty((len(q), n_tools))
         _kernel()(self._codes, self._scale, self._norm_c, self._resid,
-                  np.ascontiguousarray(qcodes), qscale, qnorm_c, qresid, self._delta, lo, hi)
+                  np.ascontiguousarray(qcodes), qscale, qnorm_c, qresid, delta, lo, hi)
         out_idx = np.empty((len(q), n), dtype=np.int32)
         out_scores = np.empty((len(q), n), dtype=np.float32)
         for j in range(len(q)):
