@@ -146,40 +146,26 @@ def _tool_flags(risk, counts, high_risk_level, broad_level, rows=None):
     With ``rows``, only those tools are checked and flagged (the others stay False): a call
     that ranks 100 of 100,000 tools then costs O(100), not O(100,000).
     """
-    if rows is not None:
-        high = np.zeros(len(risk), dtype=bool)
-        broad = np.zeros(len(risk), dtype=bool)
-        try:
-            high[rows], broad[rows] = _tool_flags(
-                risk[rows], counts[rows], high_risk_level, broad_level
-            )
-        except _BadCount as exc:
-            index = int(rows[exc.index])
-            raise ValueError(
-                MSG_PERMISSION_COUNT.format(index=index, value=counts[index].item())
-            ) from None
-        return high, broad
+    r, c = (risk, counts) if rows is None else (risk[rows], counts[rows])
     # Only a real level below the threshold is safe: UNKNOWN_RISK, NaN, 0, negatives, 6+ and
     # fractional levels all fall through to high risk.
-    safe = (risk >= 1) & (risk < high_risk_level)
-    if risk.dtype.kind == "f":
-        safe &= risk == np.floor(risk)
-    bad = ~(counts >= 0)
-    if counts.dtype.kind == "f":
-        bad |= counts != np.floor(counts)
+    safe = (r >= 1) & (r < high_risk_level)
+    if r.dtype.kind == "f":
+        safe &= r == np.floor(r)
+    bad = ~(c >= 0)
+    if c.dtype.kind == "f":
+        bad |= c != np.floor(c)
     if bad.any():
         index = int(np.flatnonzero(bad)[0])
-        raise _BadCount(MSG_PERMISSION_COUNT.format(index=index, value=counts[index].item()),
-                        index)
-    return ~safe, counts >= broad_level
-
-
-class _BadCount(ValueError):
-    """A permission count that is negative, NaN or fractional, at ``index``."""
-
-    def __init__(self, message, index):
-        super().__init__(message)
-        self.index = index
+        index = index if rows is None else int(rows[index])
+        raise ValueError(MSG_PERMISSION_COUNT.format(index=index, value=counts[index].item()))
+    if rows is None:
+        return ~safe, c >= broad_level
+    high = np.zeros(len(risk), dtype=bool)
+    broad = np.zeros(len(risk), dtype=bool)
+    high[rows] = ~safe
+    broad[rows] = c >= broad_level
+    return high, broad
 
 
 def _check_ranked(ranked, single):

@@ -74,15 +74,27 @@ def _kernel():
     return bounds
 
 
-def _quantize(x):
-    """int8 codes, scales, code norms and residual norms of the rows of ``x``."""
-    x = np.asarray(x, dtype=np.float64)
-    peak = np.abs(x).max(axis=1) if x.shape[1] else np.zeros(len(x))
-    scale = np.where(peak > 0, peak / 127.0, 1.0)
-    codes = np.rint(x / scale[:, None]).astype(np.int8)
-    approx = codes * scale[:, None]
-    return (codes, scale, np.linalg.norm(approx, axis=1),
-            np.linalg.norm(x - approx, axis=1))
+def _quantize(x, block=8192):
+    """int8 codes, scales, code norms and residual norms of the rows of ``x``.
+
+    In blocks of rows, so that the float64 temporaries stay small (a few tens of MB) however
+    large the registry.
+    """
+    n, dim = x.shape
+    codes = np.empty((n, dim), dtype=np.int8)
+    scale, norm_c, resid = np.empty(n), np.empty(n), np.empty(n)
+    for s in range(0, n, block):
+        e = min(s + block, n)
+        xb = np.asarray(x[s:e], dtype=np.float64)
+        peak = np.abs(xb).max(axis=1) if dim else np.zeros(e - s)
+        sb = np.where(peak > 0, peak / 127.0, 1.0)
+        cb = np.rint(xb / sb[:, None])
+        codes[s:e] = cb
+        cb *= sb[:, None]
+        scale[s:e] = sb
+        norm_c[s:e] = np.linalg.norm(cb, axis=1)
+        resid[s:e] = np.linalg.norm(xb - cb, axis=1)
+    return codes, scale, norm_c, resid
 
 
 class Int8CosineIndex:
@@ -124,7 +136,6 @@ class Int8CosineIndex:
             raise ValueError("Int8CosineIndex needs finite tool embeddings.")
         self.tool_embeddings = emb
         self._codes, self._scale, self._norm_c, self._resid = _quantize(emb)
-        self._codes = np.ascontiguousarray(self._codes)
         # Rows need not be exactly unit: the rounding bound scales with the largest norm.
         self._max_norm = float(np.sqrt(np.einsum("ij,ij->i", emb, emb, dtype=np.float64).max()))
         self.nbytes = self._codes.nbytes + 3 * 8 * len(emb)
@@ -156,7 +167,7 @@ class Int8CosineIndex:
         lo = np.empty((len(q), n_tools))
         hi = np.empty((len(q), n_tools))
         _kernel()(self._codes, self._scale, self._norm_c, self._resid,
-                  np.ascontiguousarray(qcodes), qscale, qnorm_c, qresid, delta, lo, hi)
+                  qcodes, qscale, qnorm_c, qresid, delta, lo, hi)
         out_idx = np.empty((len(q), n), dtype=np.int32)
         out_scores = np.empty((len(q), n), dtype=np.float32)
         for j in range(len(q)):

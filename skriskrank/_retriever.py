@@ -127,15 +127,18 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
 
     def _index_of(self, tool_emb):
         # Keyed on the array itself, like the reranker's cached tool layer: a batch built
-        # on other embeddings of the same registry gets an index of its own.
+        # on other embeddings of the same registry gets an index of its own. An array the
+        # index cannot take (not float32, not finite) is remembered too, so that the exact
+        # path does not retry the O(n_tools) build on every call.
         cached = getattr(self, "_index", None)
-        if cached is None or cached.tool_embeddings is not tool_emb:
+        if cached is None or cached[0] is not tool_emb:
             try:
-                cached = _index.Int8CosineIndex(tool_emb)
-            except ValueError:  # not float32, or not finite: the exact path handles it
-                return None
+                index = _index.Int8CosineIndex(tool_emb)
+            except ValueError:
+                index = None
+            cached = (tool_emb, index)
             self._index = cached
-        return cached
+        return cached[1]
 
     def __getstate__(self):
         state = self.__dict__.copy()
