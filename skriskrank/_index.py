@@ -57,21 +57,53 @@ def _kernel():
                 out[j, i] = acc
 
     @njit(cache=True, nogil=True)
-    def finish(acc, scale, norm_c, resid, qscale, qnorm_c, qresid, delta, lo, hi):
-        n_q, n_tools = acc.shape
-        for j in range(n_q):
-            for i in range(n_tools):
-                a = np.float64(acc[j, i]) * (scale[i] * qscale[j])
-                b = qnorm_c[j] * resid[i] + qresid[j] * (norm_c[i] + resid[i]) + delta
-                lo[j, i] = a - b
-                hi[j, i] = a + b
+    def select(acc, scale, norm_c, resid, qscale, qnorm_c, qresid, delta, n, heap, cand):
+        # Pass 1: tau, the n-th largest lower end, from a min-heap of the n largest seen.
+        # Most tools lose the one comparison with the heap's root, so this is one read of
+        # acc and a few flops per tool (a partition of a float64 copy cost 1 ms at 100k).
+        n_tools = acc.shape[0]
+        filled = 0
+        for i in range(n_tools):
+            a = np.float64(acc[i]) * (scale[i] * qscale)
+            lo = a - (qnorm_c * resid[i] + qresid * (norm_c[i] + resid[i]) + delta)
+            if filled < n:
+                # sift up
+                c = filled
+                filled += 1
+                while c > 0:
+                    p = (c - 1) // 2
+                    if heap[p] <= lo:
+                        break
+                    heap[c] = heap[p]
+                    c = p
+                heap[c] = lo
+            elif lo > heap[0]:
+                # replace the root, sift down
+                c = 0
+                while True:
+                    left = 2 * c + 1
+                    if left >= n:
+                        break
+                    child = left
+                    if left + 1 < n and heap[left + 1] < heap[left]:
+                        child = left + 1
+                    if heap[child] >= lo:
+                        break
+                    heap[c] = heap[child]
+                    c = child
+                heap[c] = lo
+        tau = heap[0]
+        # Pass 2: every tool whose upper end reaches tau, in increasing index.
+        count = 0
+        for i in range(n_tools):
+            a = np.float64(acc[i]) * (scale[i] * qscale)
+            hi = a + (qnorm_c * resid[i] + qresid * (norm_c[i] + resid[i]) + delta)
+            if hi >= tau:
+                cand[count] = i
+                count += 1
+        return count
 
-    def bounds(codes, scale, norm_c, resid, qcodes, qscale, qnorm_c, qresid, delta, lo, hi):
-        acc = np.empty(lo.shape, dtype=np.int32)
-        dots(codes, qcodes, acc)
-        finish(acc, scale, norm_c, resid, qscale, qnorm_c, qresid, delta, lo, hi)
-
-    return bounds
+    return dots, select
 
 
 def _quantize(x, block=8192):
@@ -164,17 +196,19 @@ class Int8CosineIndex:
         # The float32 cosine of the rescoring is within this of the exact dot product.
         q_norm = float(np.linalg.norm(q.astype(np.float64), axis=1).max())
         delta = _dot_error_bound(np.float32, q.shape[1], q_norm * self._max_norm) + _ROUNDING
-        lo = np.empty((len(q), n_tools))
-        hi = np.empty((len(q), n_tools))
-        _kernel()(self._codes, self._scale, self._norm_c, self._resid,
-                  qcodes, qscale, qnorm_c, qresid, delta, lo, hi)
+        acc = np.empty((len(q), n_tools), dtype=np.int32)
+        dots, select = _kernel()
+        dots(self._codes, qcodes, acc)
+        heap = np.empty(n)
+        cand = np.empty(n_tools, dtype=np.int64)
         out_idx = np.empty((len(q), n), dtype=np.int32)
         out_scores = np.empty((len(q), n), dtype=np.float32)
         for j in range(len(q)):
-            tau = np.partition(lo[j], n_tools - n)[n_tools - n]
-            cand = np.flatnonzero(hi[j] >= tau)  # increasing index
-            scores = emb[cand] @ q[j]
+            count = select(acc[j], self._scale, self._norm_c, self._resid, qscale[j],
+                           qnorm_c[j], qresid[j], delta, n, heap, cand)
+            rows = cand[:count]
+            scores = emb[rows] @ q[j]
             order = np.argsort(-scores, kind="stable")[:n]
-            out_idx[j] = cand[order]
+            out_idx[j] = rows[order]
             out_scores[j] = scores[order]
         return out_idx, out_scores
