@@ -1,16 +1,20 @@
 """Benchmark: scoring a full pool through the fitted reranker against per-pair concatenation.
 
 For each embedding size (384, the default MiniLM; 1024, the paper's bge-large) and each
-relevance head (``"concat"``, the paper's ``MLP([e_q; e_t])``, and ``"residual"``, the
-default ``sigmoid(a cos + b + MLP([e_q; e_t; e_q * e_t]))``), a ``RiskAwareReranker`` is
-fitted on synthetic clustered embeddings and then scores 1,000 queries x 2,032 tools three
-ways, side by side in one process:
+relevance head (``"concat"``, the paper's ``MLP([e_q; e_t])``; ``"residual"``, the default
+``sigmoid(a cos + b + MLP([e_q; e_t; (P_q e_q) * (P_t e_t)]))`` with rank-32 projections;
+``"residual-elementwise"``, the same with ``e_q * e_t``), a ``RiskAwareReranker`` is fitted
+on synthetic clustered embeddings and then scores 1,000 queries x 2,032 tools three ways,
+side by side in one process:
 
 * ``library``: ``RiskAwareReranker.relevance_scores`` (the numpy kernels of
   ``skriskrank._scoring``, the first layer split by input block);
 * ``reference``: written here, the plain implementation with the same weights: it
-  concatenates ``[e_q; e_t]`` (``[e_q; e_t; e_q * e_t]`` for the residual head) for every
-  pair, a block of queries at a time, and multiplies by the full first-layer matrix;
+  concatenates each pair's first-layer input (``[e_q; e_t]``, ``[e_q; e_t; x]`` for the
+  residual heads) for every pair, a block of queries at a time, and multiplies by the full
+  first-layer matrix. For the projected head the reference takes ``P_q e_q`` and
+  ``P_t e_t`` computed once per query and per tool (not per pair, as the torch module
+  does), so its time is a lower bound on any per-pair concatenation;
 * ``torch_module``: the trained torch module's own forward pass (also a concatenation),
   for context.
 
@@ -29,6 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
+from skriskrank._scoring import _PROJECTED_ELEMS
+
 from benchmarks._common import (
     RESULTS,
     best_of,
@@ -43,7 +49,13 @@ from benchmarks._common import (
 FULL = dict(n_queries=1000, n_tools=2032, dims=(384, 1024), repeats=2, ref_block=8,
             torch_dims=(384,))
 QUICK = dict(n_queries=40, n_tools=150, dims=(16, 32), repeats=1, ref_block=4, torch_dims=(16,))
-KINDS = ("concat", "residual")
+#: The relevance heads compared: name -> RiskAwareReranker parameters.
+HEADS = {
+    "concat": {"relevance_head": "concat"},
+    "residual": {"relevance_head": "residual", "interaction_rank": 32},
+    "residual-elementwise": {"relevance_head": "residual", "interaction_rank": None},
+}
+KINDS = tuple(HEADS)
 TOLERANCE = 1e-5
 TARGETS = {384: 25.0, 1024: 80.0}
 
@@ -55,6 +67,10 @@ def _sigmoid(z):
 def reference_relevance(module, q_emb, t_emb, block=8):
     """f_rel by concatenating each pair's inputs, with the module's unsplit weights."""
     kind = module.relevance_head
+    rank = module.interaction_rank if kind == "residual" else None
+    if rank is not None:
+        pq_all = q_emb @ module.rel_proj_q.weight.detach().numpy().T
+        pt_all = t_emb @ module.rel_proj_t.weight.detach().numpy().T
     w1 = module.rel_hidden.weight.detach().numpy()
     b1 = module.rel_hidden.bias.detach().numpy()
     w2 = module.rel_out.weight.detach().numpy().ravel()
@@ -66,7 +82,13 @@ def reference_relevance(module, q_emb, t_emb, block=8):
         qe = q_emb[s : s + block]
         qq = np.repeat(qe, n_t, axis=0)  # (c * n_t, d): the query of every pair
         tt = np.tile(t_emb, (len(qe), 1))  # (c * n_t, d): the tool of every pair
-        parts = [qq, tt] if kind == "concat" else [qq, tt, qq * tt]
+        if kind == "concat":
+            parts = [qq, tt]
+        elif rank is None:
+            parts = [qq, tt, qq * tt]
+        else:
+            px = np.repeat(pq_all[s : s + block], n_t, axis=0) * np.tile(pt_all, (len(qe), 1))
+            parts = [qq, tt, px]
         x = np.concatenate(parts, axis=1)
         z = np.maximum(x @ w1.T + b1, 0.0) @ w2 + b2
         if kind == "residual":
@@ -91,13 +113,26 @@ def torch_relevance(module, q_emb, t_emb, block=8):
 
 def flop_counts(kind, n_q, n_t, d, h, ref_block):
     """FLOPs of each implementation and the GEMM shapes (M, K, N) they are made of."""
-    n_in = 2 * d if kind == "concat" else 3 * d
+    rank = HEADS[kind].get("interaction_rank")
+    n_in = {"concat": 2 * d, "residual": 2 * d + (rank or 0),
+            "residual-elementwise": 3 * d}[kind]
     pairs = n_q * n_t
-    ref = 2 * pairs * n_in * h + 2 * pairs * h + (3 * pairs * d if kind == "residual" else 0)
+    ref = 2 * pairs * n_in * h + 2 * pairs * h
+    if kind == "residual-elementwise":
+        ref += 3 * pairs * d  # e_q * e_t and the cosine
+    elif kind == "residual":
+        ref += 2 * pairs * d + pairs * rank  # the cosine, the projections' product
     if kind == "concat":
         lib = 2 * (n_q + n_t) * d * h + 3 * pairs * h
         # The library's per-pair work is elementwise; its GEMMs are tiny.
         lib_gemm = (n_q, d, h)
+    elif kind == "residual":
+        # The cosine GEMM, the thin interaction GEMM ((r + 1) with hq folded in), the
+        # elementwise hidden layer, and the per-query and per-tool projections.
+        lib = (2 * pairs * d + 2 * pairs * h * (rank + 1) + 4 * pairs * h
+               + 2 * (n_q + n_t) * d * (h + rank))
+        tb = min(n_t, max(256, _PROJECTED_ELEMS // h))
+        lib_gemm = (max(1, _PROJECTED_ELEMS // (h * tb)) * h, rank + 1, tb)
     else:
         lib = 2 * pairs * (h + 1) * d + 2 * (n_q + n_t) * d * h + 4 * pairs * h
         c = max(1, min(n_q, (1 << 24) // ((h + 1) * n_t)))
@@ -135,10 +170,10 @@ def fit_reranker(kind, reg, t_emb, cluster, seed=0):
     batch = RankingBatch.full_pool(reg, q, t_emb)
     y = [set(reg.names[g]) for g in gold]
     rr = RiskAwareReranker(
-        relevance_head=kind, epochs=1, validation_fraction=0, random_state=seed
+        **HEADS[kind], epochs=1, validation_fraction=0, random_state=seed
     ).fit(batch, y)
     module = rr.net_.module_
-    if kind == "residual":
+    if kind != "concat":
         # One epoch barely moves the zero-initialised last layer; random weights of the
         # trained scale make sure every term of the head contributes to the comparison.
         import torch
@@ -246,10 +281,15 @@ def _markdown(res):
         "- *effective / GEMM*: the concatenation's FLOPs done in the library's time over the "
         "GEMM rate on the concatenation's shape (above 1: faster than any concatenation can "
         "be on this machine).",
-        "- The residual head's interaction term `Wx (e_q * e_t)` is a full-rank bilinear form "
-        "per hidden unit: exact scoring costs `2 d (h + 1)` FLOPs per pair against the "
-        "reference's `2 * 3d * h`, so its speedup is bounded near 3x plus the "
-        "concatenation's memory traffic, whatever the implementation.",
+        "- *residual* (the default, `interaction_rank=32`): the interaction "
+        "`Wx ((P_q e_q) * (P_t e_t))` costs `2 h (r + 1)` FLOPs per pair in a thin GEMM, "
+        "whatever `d`; its reference takes the projections precomputed per query and per "
+        "tool, a lower bound on any per-pair concatenation.",
+        "- *residual-elementwise* (`interaction_rank=None`): the interaction term "
+        "`Wx (e_q * e_t)` is a full-rank bilinear form per hidden unit: exact scoring "
+        "costs `2 d (h + 1)` FLOPs per pair against the reference's `2 * 3d * h`, so its "
+        "speedup is bounded near 3x plus the concatenation's memory traffic, whatever the "
+        "implementation.",
     ])
 
 
@@ -263,11 +303,12 @@ def plot(res, path):
     rows = res["results"]
     dims = sorted({r["dim"] for r in rows})
     fig, ax = plt.subplots(figsize=(6, 4))
-    width = 0.35
+    width = 0.8 / len(KINDS)
     for j, kind in enumerate(KINDS):
         vals = [next(r["speedup_vs_reference"] for r in rows
                      if r["dim"] == d and r["head"] == kind) for d in dims]
-        ax.bar(np.arange(len(dims)) + (j - 0.5) * width, vals, width, label=f"{kind} head")
+        ax.bar(np.arange(len(dims)) + (j - (len(KINDS) - 1) / 2) * width, vals, width,
+               label=f"{kind} head")
     for i, d in enumerate(dims):
         if d in TARGETS:
             ax.hlines(TARGETS[d], i - 0.4, i + 0.4, colors="k", linestyles="--", lw=1)

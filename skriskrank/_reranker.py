@@ -27,7 +27,7 @@ from torch import nn
 from ._base import RankingStepMixin, check_relevant
 from ._embedding import _check_device
 from ._registry import UNKNOWN_RISK
-from ._scoring import relevance, tool_risk
+from ._scoring import relevance, tool_risk, tool_side
 
 __all__ = ["RiskAwareReranker", "DualHeadModule", "DualHeadNet"]
 
@@ -69,14 +69,33 @@ class DualHeadModule(nn.Module):
     relevance_head : {"residual", "concat"}, default="residual"
         ``"concat"`` is the paper's ``MLP([e_q; e_t])`` (2d -> hidden -> 1, ReLU, sigmoid).
         ``"residual"`` learns a correction on top of the frozen cosine similarity:
-        ``sigmoid(a * cos(q, t) + b + MLP([e_q; e_t; e_q * e_t]))`` with the MLP's last layer
+        ``sigmoid(a * cos(q, t) + b + MLP([e_q; e_t; x(q, t)]))`` with the MLP's last layer
         initialised to zero, so that training starts from the dense ranking.
+    interaction_rank : int or None, default=32
+        The residual head's interaction features ``x(q, t)``. ``None``: the elementwise
+        product ``e_q * e_t`` (``d`` features). An int ``r``: ``(P_q e_q) * (P_t e_t)``,
+        the product of two learned ``r``-dimensional projections (both start as the same
+        random orthonormal rows, so ``x`` starts as a projection of the cosine's terms).
+        Scoring a (query, tool) pair then costs ``O(r * hidden)`` instead of
+        ``O(d * hidden)``. Ignored by the ``"concat"`` head.
     """
 
-    def __init__(self, dim, hidden=64, relevance_head="residual"):
+    def __init__(self, dim, hidden=64, relevance_head="residual", interaction_rank=32):
         super().__init__()
         self.relevance_head = relevance_head
-        n_in = 2 * dim if relevance_head == "concat" else 3 * dim
+        self.interaction_rank = None
+        if relevance_head == "concat":
+            n_in = 2 * dim
+        elif interaction_rank is None:
+            n_in = 3 * dim
+        else:
+            self.interaction_rank = int(interaction_rank)
+            self.rel_proj_q = nn.Linear(dim, self.interaction_rank, bias=False)
+            self.rel_proj_t = nn.Linear(dim, self.interaction_rank, bias=False)
+            with torch.no_grad():
+                nn.init.orthogonal_(self.rel_proj_q.weight)
+                self.rel_proj_t.weight.copy_(self.rel_proj_q.weight)
+            n_in = 2 * dim + self.interaction_rank
         self.rel_hidden = nn.Linear(n_in, hidden)
         self.rel_out = nn.Linear(hidden, 1)
         self.risk_hidden = nn.Linear(dim, hidden)
@@ -91,7 +110,13 @@ class DualHeadModule(nn.Module):
     def relevance_logit(self, query, tools):
         """Pre-sigmoid relevance of ``tools`` (B, n, d) for ``query`` (B, d)."""
         q = query.unsqueeze(1).expand(-1, tools.shape[1], -1)
-        parts = [q, tools] if self.relevance_head == "concat" else [q, tools, q * tools]
+        if self.relevance_head == "concat":
+            parts = [q, tools]
+        elif self.interaction_rank is None:
+            parts = [q, tools, q * tools]
+        else:
+            x = self.rel_proj_q(query).unsqueeze(1) * self.rel_proj_t(tools)
+            parts = [q, tools, x]
         z = self.rel_out(torch.relu(self.rel_hidden(torch.cat(parts, dim=-1)))).squeeze(-1)
         if self.relevance_head == "residual":
             z = z + self.cos_scale * (q * tools).sum(-1) + self.cos_bias
@@ -254,6 +279,9 @@ def _heads_from_module(module: DualHeadModule, dim: int) -> dict:
     }
     if module.relevance_head == "residual":
         heads["Wx"] = np.ascontiguousarray(w1[:, 2 * dim :])
+        if module.interaction_rank is not None:
+            heads["Pq"] = module.rel_proj_q.weight.detach().cpu().numpy().astype(np.float32)
+            heads["Pt"] = module.rel_proj_t.weight.detach().cpu().numpy().astype(np.float32)
         heads["cos_scale"] = float(module.cos_scale.detach().cpu())
         heads["cos_bias"] = float(module.cos_bias.detach().cpu())
     return heads
@@ -374,6 +402,14 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         ``"concat"`` is the paper's ``MLP([e_q; e_t])``, kept for faithful reproduction.
         ``"residual"`` learns a correction on top of the cosine score and starts from the
         dense ranking; see :class:`DualHeadModule`.
+    interaction_rank : int or None, default=32
+        Query-tool interaction features of the residual head: ``(P_q e_q) * (P_t e_t)``
+        with two learned ``interaction_rank``-dimensional projections, or, for ``None``,
+        the elementwise product ``e_q * e_t`` of the full embeddings. Scoring a pair
+        costs ``O(interaction_rank * hidden)`` instead of ``O(d * hidden)``: 32 scores a
+        full pool several times faster than ``None`` at d = 384 and matched or beat it in
+        NDCG@5 on UltraTool and Seal-Tools (``docs/design.md``). Ignored by the
+        ``"concat"`` head, which has no interaction features.
     validation_fraction : float, default=0.1
         Share of training queries held out for early stopping; 0 trains on all of them
         for exactly ``epochs`` epochs.
@@ -445,6 +481,7 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         "margin": [Interval(Real, 0, None, closed="left")],
         "risk_loss_weight": [Interval(Real, 0, None, closed="left")],
         "relevance_head": [StrOptions({"residual", "concat"})],
+        "interaction_rank": [Interval(Integral, 1, None, closed="left"), None],
         "validation_fraction": [Interval(Real, 0, 1, closed="left")],
         "patience": [Interval(Integral, 1, None, closed="left")],
         "k": [Interval(Integral, 1, None, closed="left")],
@@ -467,6 +504,7 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         margin=0.1,
         risk_loss_weight=0.5,
         relevance_head="residual",
+        interaction_rank=32,
         validation_fraction=0.1,
         patience=3,
         k=5,
@@ -485,6 +523,7 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         self.margin = margin
         self.risk_loss_weight = risk_loss_weight
         self.relevance_head = relevance_head
+        self.interaction_rank = interaction_rank
         self.validation_fraction = validation_fraction
         self.patience = patience
         self.k = k
@@ -642,6 +681,7 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
             module__dim=t_emb.shape[1],
             module__hidden=self.hidden,
             module__relevance_head=self.relevance_head,
+            module__interaction_rank=self.interaction_rank,
             criterion=nn.MSELoss,
             optimizer=torch.optim.Adam,
             lr=self.lr,
@@ -694,7 +734,7 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         # batch built on other embeddings of the same registry must not reuse these.
         cached = getattr(self, "_tool_hidden", None)
         if cached is None or cached[0] is not tool_emb:
-            cached = (tool_emb, tool_emb @ self.heads_["Wt"].T)
+            cached = (tool_emb, tool_side(self.heads_, tool_emb))
             self._tool_hidden = cached
         return cached[1]
 

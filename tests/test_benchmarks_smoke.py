@@ -46,9 +46,9 @@ def test_reference_relevance_is_the_concatenation(tmp_path):
     rng = np.random.default_rng(0)
     q = rng.normal(size=(5, 8)).astype(np.float32)
     t = rng.normal(size=(13, 8)).astype(np.float32)
-    for kind in ("concat", "residual"):
+    for params in bench_scoring.HEADS.values():
         torch.manual_seed(0)
-        module = DualHeadModule(8, hidden=4, relevance_head=kind)
+        module = DualHeadModule(8, hidden=4, **params)
         with torch.no_grad():
             module.rel_out.weight.normal_()
         want = bench_scoring.torch_relevance(module, q, t, block=2)
@@ -59,9 +59,9 @@ def test_reference_relevance_is_the_concatenation(tmp_path):
 def test_bench_scoring_quick(tmp_path):
     res = bench_scoring.main(["--quick", "--out", str(tmp_path)])
     data = _outputs(tmp_path, "bench_scoring")
-    assert len(data["results"]) == 4
+    assert len(data["results"]) == 6
     assert {(r["dim"], r["head"]) for r in data["results"]} == {
-        (d, k) for d in (16, 32) for k in ("concat", "residual")
+        (d, k) for d in (16, 32) for k in ("concat", "residual", "residual-elementwise")
     }
     for r in res["results"]:
         assert r["same_scores"], r["max_abs_diff"]

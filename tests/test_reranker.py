@@ -142,10 +142,27 @@ def test_concat_head_has_the_papers_parameter_count():
 
 
 def test_residual_head_parameter_count():
-    # Relevance 3d -> 64 -> 1 over [e_q; e_t; e_q * e_t] plus the cosine scale and bias:
-    # (3072 * 64 + 64) + (64 + 1) + 2 + the same risk head (65,665) = 262,404.
-    assert n_trainable(DualHeadModule(1024, hidden=64, relevance_head="residual")) == 262_404
-    assert n_trainable(DualHeadModule(1024, hidden=64)) == 262_404  # residual is the default
+    # Elementwise interactions: relevance 3d -> 64 -> 1 over [e_q; e_t; e_q * e_t] plus the
+    # cosine scale and bias: (3072 * 64 + 64) + (64 + 1) + 2 + the risk head (65,665) = 262,404.
+    assert n_trainable(DualHeadModule(1024, hidden=64, relevance_head="residual",
+                                      interaction_rank=None)) == 262_404
+    # Projected, rank 32 (the default): relevance (2d + 32) -> 64 -> 1, two 1024 -> 32
+    # projections without bias: (2080 * 64 + 64) + 65 + 2 + 2 * 32,768 + 65,665 = 264,452.
+    assert n_trainable(DualHeadModule(1024, hidden=64, relevance_head="residual")) == 264_452
+    assert n_trainable(DualHeadModule(1024, hidden=64)) == 264_452  # residual is the default
+
+
+def test_projected_interactions_start_as_a_projection_of_the_cosine():
+    # Both projections start as the same orthonormal rows: with r = d, sum((P q) * (P t))
+    # is exactly q . t, so the interaction features start as a rotation of e_q * e_t's.
+    module = DualHeadModule(DIM, hidden=4, interaction_rank=DIM)
+    pq, pt = module.rel_proj_q.weight, module.rel_proj_t.weight
+    torch.testing.assert_close(pq, pt)
+    q, t = torch.randn(5, DIM), torch.randn(5, DIM)
+    with torch.no_grad():
+        torch.testing.assert_close(((q @ pq.T) * (t @ pt.T)).sum(1), (q * t).sum(1))
+    # The concat head has no interaction features, whatever the rank.
+    assert not hasattr(DualHeadModule(DIM, relevance_head="concat"), "rel_proj_q")
 
 
 @pytest.mark.parametrize("head", ["concat", "residual"])
@@ -528,6 +545,22 @@ def test_ndcg_rows_matches_a_hand_computation():
 # --------------------------------------------------------------------------------------------
 # Options and bad input
 # --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("rank", [32, 3, None])
+def test_interaction_rank_sets_the_heads_and_scores_like_the_module(data, rank):
+    batch, y = data
+    rr = RiskAwareReranker(**{**FAST, "interaction_rank": rank}).fit(batch, y)
+    if rank is None:
+        assert "Pq" not in rr.heads_ and rr.heads_["Wx"].shape == (8, DIM)
+    else:
+        assert rr.heads_["Pq"].shape == rr.heads_["Pt"].shape == (rank, DIM)
+        assert rr.heads_["Wx"].shape == (8, rank)
+    cand = np.asarray(batch.candidates)
+    with torch.no_grad():
+        rel, _ = rr.net_.module_(torch.from_numpy(batch.query_embeddings),
+                                 torch.from_numpy(batch.tool_embeddings[cand]))
+    np.testing.assert_allclose(rr.relevance_scores(batch), rel.numpy(), atol=1e-5)
+
+
 def test_concat_head_trains_and_predicts(data):
     batch, y = data
     rr = RiskAwareReranker(**{**FAST, "relevance_head": "concat"}).fit(batch, y)
@@ -702,7 +735,8 @@ def test_extreme_logits_score_without_overflow():
 @pytest.mark.parametrize(
     "params",
     [{"risk_weight": -0.1}, {"hidden": 0}, {"lr": 0.0}, {"relevance_head": "mlp"},
-     {"validation_fraction": 1.0}, {"k": 0}, {"corpus_negatives": -1}],
+     {"validation_fraction": 1.0}, {"k": 0}, {"corpus_negatives": -1},
+     {"interaction_rank": 0}, {"interaction_rank": 2.5}],
 )
 def test_invalid_parameters(data, params):
     batch, y = data
@@ -768,7 +802,8 @@ def test_clone_get_set_params(fitted):
     assert defaults == {
         "risk_weight": 0.1, "hidden": 64, "epochs": 10, "batch_size": 64, "lr": 1e-3,
         "n_negatives": 5, "corpus_negatives": 2, "hard_negative_pool": 100, "margin": 0.1,
-        "risk_loss_weight": 0.5, "relevance_head": "residual", "validation_fraction": 0.1,
+        "risk_loss_weight": 0.5, "relevance_head": "residual", "interaction_rank": 32,
+        "validation_fraction": 0.1,
         "patience": 3, "k": 5, "random_state": None, "device": "cpu", "verbose": 0,
     }
 

@@ -7,9 +7,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skriskrank._reranker import DualHeadModule, _heads_from_module
-from skriskrank._scoring import _CACHE_ELEMS, relevance, tool_risk
+from skriskrank import _scoring_kernel
+from skriskrank._scoring import _CACHE_ELEMS, relevance, tool_risk, tool_side
 
-KINDS = ("concat", "residual")
+#: The relevance heads: the paper's concatenation, and the residual head with projected
+#: (the default) or elementwise interaction features.
+HEADS = {
+    "concat": dict(relevance_head="concat"),
+    "residual": dict(relevance_head="residual", interaction_rank=3),
+    "residual-elementwise": dict(relevance_head="residual", interaction_rank=None),
+}
+KINDS = tuple(HEADS)
+#: The full pool's hidden layer runs compiled (numba, the ``fast`` extra) or in numpy.
+ENGINES = [
+    pytest.param("numba", marks=pytest.mark.skipif(not _scoring_kernel.available(),
+                                                   reason="numba not installed")),
+    "numpy",
+]
 
 
 def _unit(rng, n, d):
@@ -19,7 +33,7 @@ def _unit(rng, n, d):
 
 def _module(kind, dim, hidden, seed):
     torch.manual_seed(seed)
-    module = DualHeadModule(dim, hidden=hidden, relevance_head=kind)
+    module = DualHeadModule(dim, hidden=hidden, **HEADS[kind])
     with torch.no_grad():
         # The residual head starts with a zero last layer; random weights exercise every term.
         for p in module.parameters():
@@ -37,15 +51,31 @@ def _reference(module, q, t, candidates=None):
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("chunk_elems", [1, 1000, 1 << 24])
-def test_full_pool_matches_concatenation(kind, chunk_elems):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_full_pool_matches_concatenation(kind, chunk_elems, engine):
     rng = np.random.default_rng(0)
     d, hidden = 16, 8
     q, t = _unit(rng, 7, d), _unit(rng, 301, d)
     module = _module(kind, d, hidden, seed=1)
     heads = _heads_from_module(module, d)
-    got = relevance(heads, q, t, chunk_elems=chunk_elems)
+    got = relevance(heads, q, t, chunk_elems=chunk_elems, engine=engine)
     assert got.shape == (7, 301) and got.dtype == np.float32
     np.testing.assert_allclose(got, _reference(module, q, t), atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_non_finite_embedding_scores_nan_not_a_number(kind, engine):
+    # The compiled ReLU keeps NaN as np.maximum does: a broken embedding is never scored as
+    # if it were a real tool.
+    rng = np.random.default_rng(7)
+    d = 6
+    q, t = _unit(rng, 5, d), _unit(rng, 9, d)
+    t[4, 2] = np.nan
+    heads = _heads_from_module(_module(kind, d, 5, seed=8), d)
+    got = relevance(heads, q, t, engine=engine)
+    assert np.isnan(got[:, 4]).all()
+    assert np.isfinite(np.delete(got, 4, axis=1)).all()
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -84,20 +114,26 @@ def test_precomputed_tool_hidden_gives_the_same_scores(kind):
     d = 8
     q, t = _unit(rng, 4, d), _unit(rng, 20, d)
     heads = _heads_from_module(_module(kind, d, 4, seed=4), d)
-    hidden = t @ heads["Wt"].T
+    hidden = tool_side(heads, t)
     np.testing.assert_array_equal(
         relevance(heads, q, t, tool_hidden=hidden), relevance(heads, q, t)
     )
+    # The per-tool part is the tool block of the first layer (and the tool projection).
+    np.testing.assert_allclose(hidden[:, :4], t @ heads["Wt"].T, atol=1e-6)
+    assert hidden.shape == (20, 4 + (heads["Pt"].shape[0] if "Pt" in heads else 0))
 
 
-def test_tool_blocks_cover_a_pool_larger_than_one_cache_block():
-    # More tools than one cache block holds: the concat head walks several tool blocks.
+@pytest.mark.parametrize("kind", ["concat", "residual"])
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tool_blocks_cover_a_pool_larger_than_one_cache_block(kind, engine):
+    # More tools than one cache block holds: the blocked heads walk several tool blocks.
     rng = np.random.default_rng(4)
     d, hidden = 6, 4
     n_tools = _CACHE_ELEMS // hidden + 37
     q, t = _unit(rng, 3, d), _unit(rng, n_tools, d)
-    module = _module("concat", d, hidden, seed=5)
-    got = relevance(_heads_from_module(module, d), q, t)
+    module = _module(kind, d, hidden, seed=5)
+    got = relevance(_heads_from_module(module, d), q, t, chunk_elems=_CACHE_ELEMS,
+                    engine=engine)
     np.testing.assert_allclose(got, _reference(module, q, t), atol=1e-5, rtol=0)
 
 
@@ -123,14 +159,17 @@ def test_tool_risk_matches_module(kind):
     hidden=st.integers(1, 6),
     chunk=st.integers(1, 400),
     seed=st.integers(0, 2**16),
+    engine=st.sampled_from(["numba", "numpy"] if _scoring_kernel.available() else ["numpy"]),
 )
-def test_any_shape_and_chunk_matches_concatenation(kind, n_q, n_t, d, hidden, chunk, seed):
+def test_any_shape_and_chunk_matches_concatenation(kind, n_q, n_t, d, hidden, chunk, seed,
+                                                   engine):
     rng = np.random.default_rng(seed)
     q, t = _unit(rng, n_q, d), _unit(rng, n_t, d)
     module = _module(kind, d, hidden, seed=seed)
     heads = _heads_from_module(module, d)
     np.testing.assert_allclose(
-        relevance(heads, q, t, chunk_elems=chunk), _reference(module, q, t), atol=1e-5, rtol=0
+        relevance(heads, q, t, chunk_elems=chunk, engine=engine), _reference(module, q, t),
+        atol=1e-5, rtol=0,
     )
     m = int(rng.integers(1, n_t + 1))
     cand = np.stack([rng.permutation(n_t)[:m] for _ in range(n_q)])
