@@ -132,3 +132,21 @@ def test_markdown_has_every_table(quick_run):
                   "nested cross-validation", "Qualitative inspection (Table 8)",
                   "Quality checks"):
         assert title in md, title
+
+
+def test_head_ablation_quick(data_dir, tmp_path):
+    from benchmarks import head_ablation
+
+    argv = ["--quick", "--data", str(data_dir), "--out", str(tmp_path)]
+    if os.environ.get("SKRISKRANK_CACHE"):
+        argv += ["--cache", os.environ["SKRISKRANK_CACHE"]]
+    res = head_ablation.main(argv)
+    data = json.loads((tmp_path / "head_ablation_quick.json").read_text())
+    assert (tmp_path / "head_ablation_quick.md").is_file()
+    cells = {(r["dataset"], r["setting"], r["rank"]) for r in data["runs"]}
+    assert cells == {(d, s, r) for d in ("ultratool", "sealtools/test_in_domain")
+                     for s in ("top100", "full") for r in head_ablation.QUICK_RANKS}
+    for row in res["summary"]:
+        for key in ("ndcg@5 lambda=0.0", "ndcg@5 lambda=0.1", "rvr@5 lambda=0.1"):
+            mean, std = row[key]
+            assert 0.0 <= mean <= 1.0 and std == 0.0  # one seed
