@@ -155,7 +155,7 @@ def run(*, n_queries, n_candidates, n_tools, dim, repeats, k=5, seed=0):
         n_queries=n_queries, n_candidates=n_candidates, n_tools=n_tools, dim=dim, seed=seed
     )
     args = (data["ranked"], data["risk"], data["permission_counts"], data["embeddings"], k)
-    engine = "numba" if _filter_kernel.available() else "numpy"
+    engine = _filter_kernel.default_engine()
 
     def numpy_engine():
         return _rule_filter_batch(*args, engine="numpy", **OPTIONS)

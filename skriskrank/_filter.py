@@ -516,7 +516,7 @@ def _rule_filter_batch(
     if n_q == 0 or m == 0:
         return ranked.copy()
     if engine is None:
-        engine = "numba" if _filter_kernel.available() else "numpy"
+        engine = _filter_kernel.default_engine()
     if engine == "numba":
         out = np.empty_like(ranked)
         for r in _filter_kernel.filter_rows(ranked, rules, out):

@@ -16,7 +16,7 @@ import functools
 
 import numpy as np
 
-__all__ = ["available", "filter_rows"]
+__all__ = ["available", "default_engine", "filter_rows"]
 
 _KERNEL = None
 
@@ -29,6 +29,12 @@ def available() -> bool:
     except ImportError:
         return False
     return True
+
+
+def default_engine() -> str:
+    """``"numba"`` when numba imports, else ``"numpy"``: the engine every compiled path
+    (rule filter, full-pool scoring) takes unless told otherwise."""
+    return "numba" if available() else "numpy"
 
 
 def _compile():

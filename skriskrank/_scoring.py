@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _scoring_kernel
+from . import _filter_kernel, _scoring_kernel
 
 __all__ = ["relevance", "tool_risk", "tool_side"]
 
@@ -62,9 +62,7 @@ def tool_risk(heads: dict, tool_emb: np.ndarray) -> np.ndarray:
 
 
 def _engine(engine):
-    if engine is None:
-        return "numba" if _scoring_kernel.available() else "numpy"
-    return engine
+    return _filter_kernel.default_engine() if engine is None else engine
 
 
 def _concat_full(hq, ht, w2, out, budget, engine):
