@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import threading
+import warnings
 from collections import OrderedDict
 from numbers import Integral, Real
 
@@ -38,6 +39,11 @@ MSG_NEGATIVES = (
 MSG_TOO_FEW_QUERIES = (
     "validation_fraction={frac} leaves {n_train} training queries; give more queries or "
     "set validation_fraction=0."
+)
+MSG_NO_VALIDATION = (
+    "validation_fraction={frac} holds out no query of a single training query: training "
+    "runs all {epochs} epochs without early stopping. Give more queries, or set "
+    "validation_fraction=0 to say so."
 )
 MSG_NO_NEGATIVES = "Every tool of the registry is a gold tool of query {i}: no negative exists."
 
@@ -629,8 +635,13 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         rng = np.random.default_rng(seed)
         perm = rng.permutation(n_q)
         n_valid = int(round(self.validation_fraction * n_q))
-        if self.validation_fraction > 0 and n_valid == 0 and n_q >= 2:
-            n_valid = 1
+        if self.validation_fraction > 0 and n_valid == 0:
+            if n_q >= 2:
+                n_valid = 1
+            else:
+                # Holding out the only query would leave nothing to train on.
+                warnings.warn(MSG_NO_VALIDATION.format(frac=self.validation_fraction,
+                                                       epochs=self.epochs), UserWarning)
         if n_q - n_valid < 1:
             raise ValueError(
                 MSG_TOO_FEW_QUERIES.format(frac=self.validation_fraction, n_train=n_q - n_valid)

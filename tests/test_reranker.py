@@ -25,6 +25,7 @@ from skriskrank._registry import UNKNOWN_RISK
 from skriskrank._reranker import (
     MSG_NEGATIVES,
     MSG_NO_NEGATIVES,
+    MSG_NO_VALIDATION,
     MSG_TOO_FEW_QUERIES,
     DualHeadModule,
     DualHeadNet,
@@ -715,9 +716,13 @@ def test_validation_needs_training_queries():
     # Two queries: one trains, one validates.
     rr = RiskAwareReranker(**{**FAST, "validation_fraction": 0.5}).fit(batch, y)
     assert len(rr.validation_scores_) == rr.n_epochs_
-    # One query trains without validation.
+    # One query trains without validation, and says so when validation was asked for.
     one, y1 = make_data(n_queries=1)
     RiskAwareReranker(**FAST).fit(one, y1)
+    with pytest.warns(UserWarning, match=re.escape(
+            MSG_NO_VALIDATION.format(frac=0.5, epochs=FAST["epochs"]))):
+        rr = RiskAwareReranker(**{**FAST, "validation_fraction": 0.5}).fit(one, y1)
+    assert rr.validation_scores_ == [] and rr.n_epochs_ == FAST["epochs"]
 
 
 def test_extreme_logits_score_without_overflow():
