@@ -192,6 +192,10 @@ class Int8CosineIndex:
         emb = self.tool_embeddings
         q = np.asarray(queries, dtype=np.float32)
         n_tools = len(emb)
+        if not 0 <= n <= n_tools:
+            raise ValueError(f"n must be in [0, {n_tools}] (the number of tools), got {n}.")
+        if n == 0:  # the kernel's heap needs a slot
+            return np.empty((len(q), 0), dtype=np.int32), np.empty((len(q), 0), np.float32)
         qcodes, qscale, qnorm_c, qresid = _quantize(q)
         # The float32 cosine of the rescoring is within this of the exact dot product.
         q_norm = float(np.linalg.norm(q.astype(np.float64), axis=1).max())

@@ -60,6 +60,20 @@ def test_index_top_is_the_exact_top(n_tools, dim, n_queries, n, dup, seed):
 
 
 @needs_numba
+def test_index_top_n_out_of_range():
+    tools = _unit(np.random.default_rng(0).normal(size=(10, 4)))
+    index = Int8CosineIndex(tools)
+    idx, scores = index.top(tools[:2], 0)
+    assert idx.shape == scores.shape == (2, 0)
+    for n in (-1, 11):
+        with pytest.raises(ValueError, match=r"n must be in \[0, 10\]"):
+            index.top(tools[:2], n)
+    # n = n_tools is the full sort.
+    idx, _ = index.top(tools[:1], 10)
+    assert (idx[0] == np.argsort(-(tools @ tools[0]), kind="stable")).all()
+
+
+@needs_numba
 def test_index_rejects_what_it_cannot_bound():
     with pytest.raises(ValueError, match="float32"):
         Int8CosineIndex(np.ones((3, 2)))
