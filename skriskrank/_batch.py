@@ -6,6 +6,7 @@ import dataclasses
 
 import numpy as np
 
+from . import _filter_kernel, _topk
 from ._registry import ToolRegistry
 
 __all__ = ["RankingBatch", "check_batch"]
@@ -43,6 +44,32 @@ def _is_full_pool(candidates, n_tools) -> bool:
         and (candidates.strides[0] == 0 or candidates.shape[0] <= 1)
         and bool(np.array_equal(candidates[0], np.arange(n_tools)))
     )
+
+
+def _order(scores, k=None, engine=None):
+    """``np.argsort(-scores, axis=1, kind="stable")[:, :k]``, without the full sort."""
+    m = scores.shape[1]
+    if k is None or k >= m:
+        return np.argsort(-scores, axis=1, kind="stable")
+    if (engine or _filter_kernel.default_engine()) == "numba":
+        # One pass with a k-heap per row (_topk): 0.24 s for 1,000 x 100,000 where the
+        # argpartition below took 1.1-2.1 s and 800 MB of int64 indices.
+        return _topk.topk_rows(scores, k)
+    # argpartition finds the k best in O(m); sorting those by (score, position) keeps
+    # tie-breaking identical to the full stable sort, except where a tie straddles the
+    # k-th place: those rare rows get the full sort.
+    neg = -scores
+    part = np.argpartition(neg, k - 1, axis=1)[:, :k]
+    vals = np.take_along_axis(neg, part, axis=1)
+    out = np.take_along_axis(part, np.lexsort((part, vals), axis=1), axis=1)
+    kth = vals.max(axis=1, keepdims=True)
+    # A NaN k-th value (fewer than k numbers in the row) never compares equal, so which NaN
+    # argpartition kept is arbitrary: those rows take the full sort too.
+    straddle = np.flatnonzero(((neg == kth).sum(axis=1) != (vals == kth).sum(axis=1))
+                              | np.isnan(kth[:, 0]))
+    if straddle.size:
+        out[straddle] = np.argsort(neg[straddle], axis=1, kind="stable")[:, :k]
+    return out
 
 
 def _cosine(q, tools, candidates):
@@ -175,23 +202,7 @@ class RankingBatch:
 
     def order(self, k: int | None = None) -> np.ndarray:
         """Column positions of each row sorted by descending score, stable, first ``k``."""
-        m = self.n_candidates
-        if k is None or k >= m:
-            return np.argsort(-self.scores, axis=1, kind="stable")
-        # argpartition finds the k best in O(m); sorting those by (score, position) keeps
-        # tie-breaking identical to the full stable sort, except where a tie straddles the
-        # k-th place: those rare rows get the full sort.
-        neg = -self.scores
-        part = np.argpartition(neg, k - 1, axis=1)[:, :k]
-        vals = np.take_along_axis(neg, part, axis=1)
-        out = np.take_along_axis(part, np.lexsort((part, vals), axis=1), axis=1)
-        kth = vals.max(axis=1, keepdims=True)
-        straddle = np.flatnonzero(
-            (neg == kth).sum(axis=1) != (vals == kth).sum(axis=1)
-        )
-        if straddle.size:
-            out[straddle] = np.argsort(neg[straddle], axis=1, kind="stable")[:, :k]
-        return out
+        return _order(self.scores, k)
 
     def ranked_indices(self, k: int | None = None) -> np.ndarray:
         """Registry indices of each query's candidates, best first, first ``k`` per row."""

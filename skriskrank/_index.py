@@ -26,6 +26,7 @@ import functools
 
 import numpy as np
 
+from . import _topk
 from ._filter import _dot_error_bound
 from ._filter_kernel import available
 
@@ -56,42 +57,22 @@ def _kernel():
                     acc += np.int32(row[k]) * np.int32(qv[k])
                 out[j, i] = acc
 
+    worse, push, replace_top, _ = _topk.heap()
+
     @njit(cache=True, nogil=True)
-    def select(acc, scale, norm_c, resid, qscale, qnorm_c, qresid, delta, n, heap, cand):
-        # Pass 1: tau, the n-th largest lower end, from a min-heap of the n largest seen.
-        # Most tools lose the one comparison with the heap's root, so this is one read of
-        # acc and a few flops per tool (a partition of a float64 copy cost 1 ms at 100k).
+    def select(acc, scale, norm_c, resid, qscale, qnorm_c, qresid, delta, n, heap, slot,
+               cand):
+        # Pass 1: tau, the n-th largest lower end, from a heap of the n largest seen. Most
+        # tools lose the one comparison with the heap's root, so this is one read of acc
+        # and a few flops per tool (a partition of a float64 copy cost 1 ms at 100k).
         n_tools = acc.shape[0]
-        filled = 0
         for i in range(n_tools):
             a = np.float64(acc[i]) * (scale[i] * qscale)
             lo = a - (qnorm_c * resid[i] + qresid * (norm_c[i] + resid[i]) + delta)
-            if filled < n:
-                # sift up
-                c = filled
-                filled += 1
-                while c > 0:
-                    p = (c - 1) // 2
-                    if heap[p] <= lo:
-                        break
-                    heap[c] = heap[p]
-                    c = p
-                heap[c] = lo
-            elif lo > heap[0]:
-                # replace the root, sift down
-                c = 0
-                while True:
-                    left = 2 * c + 1
-                    if left >= n:
-                        break
-                    child = left
-                    if left + 1 < n and heap[left + 1] < heap[left]:
-                        child = left + 1
-                    if heap[child] >= lo:
-                        break
-                    heap[c] = heap[child]
-                    c = child
-                heap[c] = lo
+            if i < n:
+                push(heap, slot, i, lo, i)
+            elif worse(heap[0], slot[0], lo, i):
+                replace_top(heap, slot, n, lo, i)
         tau = heap[0]
         # Pass 2: every tool whose upper end reaches tau, in increasing index.
         count = 0
@@ -203,13 +184,13 @@ class Int8CosineIndex:
         acc = np.empty((len(q), n_tools), dtype=np.int32)
         dots, select = _kernel()
         dots(self._codes, qcodes, acc)
-        heap = np.empty(n)
+        heap, slot = np.empty(n), np.empty(n, dtype=np.int64)
         cand = np.empty(n_tools, dtype=np.int64)
         out_idx = np.empty((len(q), n), dtype=np.int32)
         out_scores = np.empty((len(q), n), dtype=np.float32)
         for j in range(len(q)):
             count = select(acc[j], self._scale, self._norm_c, self._resid, qscale[j],
-                           qnorm_c[j], qresid[j], delta, n, heap, cand)
+                           qnorm_c[j], qresid[j], delta, n, heap, slot, cand)
             rows = cand[:count]
             scores = emb[rows] @ q[j]
             order = np.argsort(-scores, kind="stable")[:n]

@@ -26,6 +26,7 @@ from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
 from ._base import RankingStepMixin, check_relevant
+from ._batch import _order
 from ._embedding import _check_device
 from ._registry import UNKNOWN_RISK
 from ._scoring import relevance, tool_risk, tool_side
@@ -299,7 +300,7 @@ def _silent(*_):
 
 def _ndcg_rows(scores, candidates, relevant, k):
     """Mean NDCG@k (binary gain) of score-ranked candidate rows; ties keep row order."""
-    order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+    order = _order(scores, k)
     top = np.take_along_axis(candidates, order, axis=1)
     disc = 1.0 / np.log2(np.arange(2, k + 2))
     total = 0.0
