@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 
@@ -37,13 +38,28 @@ class _CosineUntilSet:
         obj.__dict__[self._slot] = value
 
 
+@functools.lru_cache(maxsize=16)
+def _pool(n_tools) -> np.ndarray:
+    """The read-only ``arange(n_tools)`` that every full-pool batch of that size broadcasts."""
+    pool = np.arange(n_tools, dtype=np.int32)
+    pool.flags.writeable = False
+    return pool
+
+
 def _is_full_pool(candidates, n_tools) -> bool:
     # A broadcast view of arange has stride 0 along the query axis.
-    return (
-        candidates.shape[1] == n_tools
-        and (candidates.strides[0] == 0 or candidates.shape[0] <= 1)
-        and bool(np.array_equal(candidates[0], np.arange(n_tools)))
-    )
+    if candidates.shape[1] != n_tools or not (candidates.strides[0] == 0
+                                              or candidates.shape[0] <= 1):
+        return False
+    pool = _pool(n_tools)
+    # The shared arange itself, in order: O(1) instead of comparing n_tools entries (0.15 ms
+    # at 100k tools, paid by every step of a single-query call).
+    if (candidates.base is pool and candidates.dtype == pool.dtype
+            and candidates.strides[1] == pool.itemsize
+            and candidates.__array_interface__["data"][0]
+            == pool.__array_interface__["data"][0]):
+        return True
+    return bool(np.array_equal(candidates[0], pool))
 
 
 def _order(scores, k=None, engine=None):
@@ -168,9 +184,7 @@ class RankingBatch:
         of ``scores``.
         """
         n_tools = len(registry)
-        cand = np.broadcast_to(
-            np.arange(n_tools, dtype=np.int32), (len(query_embeddings), n_tools)
-        )
+        cand = np.broadcast_to(_pool(n_tools), (len(query_embeddings), n_tools))
         return cls(
             registry, query_embeddings, tool_embeddings, cand, None, encoder,
             None if queries is None else tuple(queries),

@@ -19,6 +19,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from . import _filter_kernel, _graph_kernel
 from ._base import RankingStepMixin, check_relevant
 from ._batch import RankingBatch
 
@@ -288,7 +289,8 @@ def _query_chunks(cost: np.ndarray, budget: int, max_len: int):
         start = stop
 
 
-def _smooth(graph: sp.csr_array, candidates, scores, alpha: float, *, full_pool: bool):
+def _smooth(graph: sp.csr_array, candidates, scores, alpha: float, *, full_pool: bool,
+            engine=None):
     """``(h0 + h1) / 2`` on each query's induced candidate subgraph, as float32.
 
     With ``h1 = (1 - alpha) h0 + alpha h0 A^T`` this is ``(1 - alpha/2) h0 + alpha/2 h0 A^T``,
@@ -312,6 +314,10 @@ def _smooth(graph: sp.csr_array, candidates, scores, alpha: float, *, full_pool:
         return out
 
     candidates = np.asarray(candidates)
+    if (engine or _filter_kernel.default_engine()) == "numba":
+        spread = _graph_kernel.candidate_spread(graph, candidates, scores)
+        return (keep * np.asarray(scores, dtype=np.float64) + spread_w * spread).astype(
+            np.float32)
     spread = np.empty((n_q, m), dtype=np.float64)
     # Degrees of the candidates only: O(candidates), not O(tools), for small batches.
     indptr = graph.indptr

@@ -5,11 +5,12 @@ One query's exact cosine against every tool reads the whole float32 tool matrix 
 tool embedding as int8 codes with one scale (a quarter of the bytes), scans those, and
 rescores in float32 only the tools that can still be in the top ``n``:
 
-* tool ``t = s_t c_t + e_t`` and query ``q = s_q c_q + e_q``, with ``c`` int8 codes, ``s`` a
-  scale and ``e`` the rounding residual whose norm is stored. Then ``q . t`` differs from
-  ``A_t = s_q s_t (c_q . c_t)`` by at most
+* tool ``t = s_t c_t + e_t`` and query ``q = s_q c_q + e_q``, with ``c`` integer codes (int8
+  for tools, int16 for the query), ``s`` a scale and ``e`` the rounding residual whose norm
+  is stored. Then ``q . t`` differs from ``A_t = s_q s_t (c_q . c_t)`` by at most
   ``B_t = ||s_q c_q|| ||e_t|| + ||e_q|| ||s_t c_t|| + ||e_q|| ||e_t||`` (Cauchy-Schwarz), and
-  the int8 dot product itself is exact in int32.
+  the integer dot product itself is exact in int32 (the query's code range is chosen so
+  that it cannot overflow).
 * the float32 cosine that defines the ranking is within ``delta`` (the worst-case rounding
   of a length-d float32 dot product) of ``q . t``. So every tool's float32 cosine lies in
   ``[A_t - B_t - delta, A_t + B_t + delta]``; with ``tau`` the n-th largest lower end, a
@@ -87,20 +88,31 @@ def _kernel():
     return dots, select
 
 
-def _quantize(x, block=8192):
-    """int8 codes, scales, code norms and residual norms of the rows of ``x``.
+def _query_levels(dim) -> int:
+    """Largest query code magnitude whose int32 dot product with int8 codes cannot overflow.
 
-    In blocks of rows, so that the float64 temporaries stay small (a few tens of MB) however
-    large the registry.
+    Queries are quantized to int16 (32,767 levels where ``dim`` allows): their rounding
+    residual is then about 250 times smaller than an int8 one, which halves the error bound
+    and so the tools that need exact rescoring, at no cost to the scan (the codes it streams
+    are the tools' int8 ones).
+    """
+    return int(min(32767, (2**31 - 1) // (127 * max(dim, 1))))
+
+
+def _quantize(x, block=8192, levels=127, dtype=np.int8):
+    """Integer codes, scales, code norms and residual norms of the rows of ``x``.
+
+    ``levels`` is the largest code magnitude. In blocks of rows, so that the float64
+    temporaries stay small (a few tens of MB) however large the registry.
     """
     n, dim = x.shape
-    codes = np.empty((n, dim), dtype=np.int8)
+    codes = np.empty((n, dim), dtype=dtype)
     scale, norm_c, resid = np.empty(n), np.empty(n), np.empty(n)
     for s in range(0, n, block):
         e = min(s + block, n)
         xb = np.asarray(x[s:e], dtype=np.float64)
         peak = np.abs(xb).max(axis=1) if dim else np.zeros(e - s)
-        sb = np.where(peak > 0, peak / 127.0, 1.0)
+        sb = np.where(peak > 0, peak / levels, 1.0)
         cb = np.rint(xb / sb[:, None])
         codes[s:e] = cb
         cb *= sb[:, None]
@@ -177,7 +189,8 @@ class Int8CosineIndex:
             raise ValueError(f"n must be in [0, {n_tools}] (the number of tools), got {n}.")
         if n == 0:  # the kernel's heap needs a slot
             return np.empty((len(q), 0), dtype=np.int32), np.empty((len(q), 0), np.float32)
-        qcodes, qscale, qnorm_c, qresid = _quantize(q)
+        qcodes, qscale, qnorm_c, qresid = _quantize(
+            q, levels=_query_levels(q.shape[1]), dtype=np.int16)
         # The float32 cosine of the rescoring is within this of the exact dot product.
         q_norm = float(np.linalg.norm(q.astype(np.float64), axis=1).max())
         delta = _dot_error_bound(np.float32, q.shape[1], q_norm * self._max_norm) + _ROUNDING

@@ -276,7 +276,9 @@ def test_subset_smoothing_is_chunk_invariant(seed, monkeypatch):
     assert smoother.n_edges_ > 0
     batch = query_batch(reg, emb, seed, n_q=13, m=8)
     whole = smoother.transform(batch).scores
-    # A tiny budget forces many query chunks and one query per position-map chunk.
+    # A tiny budget forces many query chunks and one query per position-map chunk of the
+    # numpy engine (the compiled one has no chunks).
+    monkeypatch.setattr(graph_mod._filter_kernel, "default_engine", lambda: "numpy")
     monkeypatch.setattr(graph_mod, "_BLOCK_ELEMENTS", 7)
     chunked = smoother.transform(batch).scores
     np.testing.assert_allclose(chunked, whole, atol=1e-6)
@@ -286,6 +288,22 @@ def test_subset_smoothing_is_chunk_invariant(seed, monkeypatch):
         dense_reference_smooth(smoother.graph_.toarray(), np.asarray(full.candidates),
                                full.scores, 0.7),
         atol=1e-5,
+    )
+
+
+@pytest.mark.skipif(not graph_mod._graph_kernel.available(), reason="numba not installed")
+@settings(deadline=None, max_examples=30)
+@given(seed=st.integers(0, 10_000), alpha=st.floats(0, 1), m=st.integers(1, 12),
+       n_q=st.integers(1, 6))
+def test_compiled_smoothing_equals_numpy_bit_for_bit(seed, alpha, m, n_q):
+    reg, emb, gold = random_problem(seed)
+    smoother = GraphSmoother(alpha=alpha, semantic_threshold=0.3).fit(
+        train_batch(reg, emb, len(gold)), gold)
+    batch = query_batch(reg, emb, seed, n_q=n_q, m=min(m, len(reg)))
+    args = (smoother.graph_, np.asarray(batch.candidates), batch.scores, alpha)
+    np.testing.assert_array_equal(
+        graph_mod._smooth(*args, full_pool=False, engine="numba"),
+        graph_mod._smooth(*args, full_pool=False, engine="numpy"),
     )
 
 
