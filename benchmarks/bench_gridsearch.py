@@ -39,7 +39,14 @@ from pathlib import Path
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from benchmarks._common import RESULTS, environment, md_table, write_json, write_md
+from benchmarks._common import (
+    RESULTS,
+    environment,
+    md_table,
+    warm_compiled_kernels,
+    write_json,
+    write_md,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("SKRISKRANK_DATA", ROOT.parent / "shared" / "data"))
@@ -149,7 +156,6 @@ def model_selection(ds, cache, *, folds, grid, epochs):
     from sklearn.model_selection import GridSearchCV, KFold, cross_validate
 
     from skriskrank import FrozenEmbedder
-    from skriskrank._filter import rule_filter_batch
 
     X, y = list(ds.queries), list(ds.relevant)
     cv = KFold(folds, shuffle=True, random_state=0)
@@ -157,9 +163,8 @@ def model_selection(ds, cache, *, folds, grid, epochs):
     # Warm the in-process store from the disk cache so neither timing pays for reading it.
     batch = build_pipeline(ds.registry, cache, epochs=epochs).named_steps["embed"].fit(X)
     batch = batch.transform(X)
-    # Likewise load the rule filter's compiled kernel (numba) before either timing.
-    rule_filter_batch(batch.ranked_indices(10), ds.registry.risk,
-                      ds.registry.permission_counts, batch.tool_embeddings, 5)
+    # Likewise load the compiled kernels (numba) before either timing.
+    warm_compiled_kernels(batch.tool_embeddings.shape[1])
     encoded0 = probe.n_encoded()
 
     _clear_fit_cache()

@@ -39,6 +39,7 @@ from benchmarks._common import (
     peak_rss_bytes,
     synthetic_queries,
     synthetic_registry,
+    warm_compiled_kernels,
     write_json,
     write_md,
 )
@@ -76,12 +77,9 @@ def run_size(n_tools, *, n_train, n_test, dim, epochs, seed=0, check_pipeline=Fa
         q_test, gold_test = synthetic_queries(emb, cluster, n_test, seed=seed + 2)
         y_train = [set(reg.names[g]) for g in gold_train]
     with meter.stage("setup/compile"):
-        # The first rule-filter call of a process loads (or compiles) the numba kernel, about
-        # a second; outside the timed stages, like any other warm-up.
-        from skriskrank._filter import rule_filter_batch
-
-        rule_filter_batch(np.arange(10, dtype=np.int64)[None], reg.risk[:10],
-                          reg.permission_counts[:10], np.ascontiguousarray(emb[:10]), 5)
+        # The first call of each numba kernel in a process loads (or compiles) it, up to a
+        # few seconds; outside the timed stages, like any other warm-up.
+        warm_compiled_kernels(dim)
     steps = make_steps(epochs, seed)
     with meter.stage("fit/batch"):
         batch = RankingBatch.full_pool(reg, q_train, emb)

@@ -143,7 +143,8 @@ def _markdown(res, rows):
                       "{:.3f}".format(r[f"rvr@{K} lambda=0.1"][0]),
                       "{:.2f}".format(r["fit_seconds"][0])]
                      for r in rows if r["dataset"] == dataset and r["setting"] == setting]
-            lines += [f"## {dataset}, {'top-100 candidates' if setting == 'top100' else 'full pool'}",
+            where = "top-100 candidates" if setting == "top100" else "full pool"
+            lines += [f"## {dataset}, {where}",
                       "", md_table(["interaction", "NDCG@5, f_rel alone", "NDCG@5", "RVR@5",
                                     "fit s"], table), ""]
     return "\n".join(lines)
