@@ -149,9 +149,6 @@ def _projected_full(hq, tool_side, pq, q_emb, tool_emb, heads, out, budget, engi
     np.matmul(q_emb, tool_emb.T, out=out)
     out *= np.float32(heads["cos_scale"])
     out += np.float32(heads["cos_bias"] + heads["b2"])
-    a = np.empty((n_q, h, r + 1), dtype=np.float32)
-    np.multiply(heads["Wx"][None], pq[:, None, :], out=a[:, :, :r])
-    a[:, :, r] = hq
     b = np.empty((r + 1, n_t), dtype=np.float32)
     b[:r] = tool_side[:, h:].T
     b[r] = 1.0
@@ -159,6 +156,9 @@ def _projected_full(hq, tool_side, pq, q_emb, tool_emb, heads, out, budget, engi
     tb = min(n_t, max(256, budget // h))
     qb = max(1, budget // (h * tb))
     buf = np.empty(qb * h * tb, dtype=np.float32)
+    # Rebuilt per block of queries (qb * h * (r + 1) floats) rather than held for all of
+    # them, so that temporary memory stays within the block budget however many queries.
+    a = np.empty((qb, h, r + 1), dtype=np.float32)
     for t0 in range(0, n_t, tb):
         t1 = min(t0 + tb, n_t)
         w = t1 - t0
@@ -166,8 +166,10 @@ def _projected_full(hq, tool_side, pq, q_emb, tool_emb, heads, out, budget, engi
         for s in range(0, n_q, qb):
             e = min(s + qb, n_q)
             m = e - s
+            np.multiply(heads["Wx"][None], pq[s:e, None, :], out=a[:m, :, :r])
+            a[:m, :, r] = hq[s:e]
             g = buf[: m * h * w].reshape(m * h, w)
-            np.matmul(a[s:e].reshape(m * h, r + 1), bb, out=g)
+            np.matmul(a[:m].reshape(m * h, r + 1), bb, out=g)
             _add_hidden(g.reshape(m, h, w), ht_t, t0, w2, out[s:e, t0:t1], engine)
     return out
 
