@@ -289,35 +289,13 @@ def _query_chunks(cost: np.ndarray, budget: int, max_len: int):
         start = stop
 
 
-def _smooth(graph: sp.csr_array, candidates, scores, alpha: float, *, full_pool: bool,
-            engine=None):
-    """``(h0 + h1) / 2`` on each query's induced candidate subgraph, as float32.
+def _candidate_spread(graph: sp.csr_array, candidates, scores):
+    """``out[q, j] = sum_p A_hat[c[q, j], c[q, p]] * scores[q, p]``, float64, with numpy.
 
-    With ``h1 = (1 - alpha) h0 + alpha h0 A^T`` this is ``(1 - alpha/2) h0 + alpha/2 h0 A^T``,
-    and ``h0 A^T`` is zero wherever a candidate has no neighbour among the candidates.
+    The numpy engine of ``_graph_kernel.candidate_spread``: the same sums in the same order.
     """
     n_tools = graph.shape[0]
     n_q, m = scores.shape
-    keep, spread_w = 1.0 - alpha / 2, alpha / 2
-    if full_pool:
-        out = np.multiply(scores, np.float32(keep), dtype=np.float32)
-        linked = np.flatnonzero(np.diff(graph.indptr))
-        if not linked.size or alpha == 0:
-            return out
-        # Only tools with an edge send or receive score: work on that block of A_hat, with
-        # the scores transposed so that the sparse rows meet contiguous query vectors.
-        sub = graph[linked][:, linked]
-        step = max(1, _BLOCK_ELEMENTS // len(linked))
-        for s in range(0, n_q, step):
-            h0_t = np.ascontiguousarray(scores[s : s + step, linked].T, dtype=np.float64)
-            out[s : s + step, linked] += (spread_w * (sub @ h0_t)).T.astype(np.float32)
-        return out
-
-    candidates = np.asarray(candidates)
-    if (engine or _filter_kernel.default_engine()) == "numba":
-        spread = _graph_kernel.candidate_spread(graph, candidates, scores)
-        return (keep * np.asarray(scores, dtype=np.float64) + spread_w * spread).astype(
-            np.float32)
     spread = np.empty((n_q, m), dtype=np.float64)
     # Degrees of the candidates only: O(candidates), not O(tools), for small batches.
     indptr = graph.indptr
@@ -343,6 +321,37 @@ def _smooth(graph: sp.csr_array, candidates, scores, alpha: float, *, full_pool:
         contrib = rows.data[inside] * flat_scores[q[inside] * m + p[inside]]
         spread[s:e] = np.bincount(slot[inside], weights=contrib, minlength=b * m).reshape(b, m)
         pos[qrow, cand] = -1
+    return spread
+
+
+def _smooth(graph: sp.csr_array, candidates, scores, alpha: float, *, full_pool: bool,
+            engine=None):
+    """``(h0 + h1) / 2`` on each query's induced candidate subgraph, as float32.
+
+    With ``h1 = (1 - alpha) h0 + alpha h0 A^T`` this is ``(1 - alpha/2) h0 + alpha/2 h0 A^T``,
+    and ``h0 A^T`` is zero wherever a candidate has no neighbour among the candidates.
+    """
+    n_q = scores.shape[0]
+    keep, spread_w = 1.0 - alpha / 2, alpha / 2
+    if full_pool:
+        out = np.multiply(scores, np.float32(keep), dtype=np.float32)
+        linked = np.flatnonzero(np.diff(graph.indptr))
+        if not linked.size or alpha == 0:
+            return out
+        # Only tools with an edge send or receive score: work on that block of A_hat, with
+        # the scores transposed so that the sparse rows meet contiguous query vectors.
+        sub = graph[linked][:, linked]
+        step = max(1, _BLOCK_ELEMENTS // len(linked))
+        for s in range(0, n_q, step):
+            h0_t = np.ascontiguousarray(scores[s : s + step, linked].T, dtype=np.float64)
+            out[s : s + step, linked] += (spread_w * (sub @ h0_t)).T.astype(np.float32)
+        return out
+
+    candidates = np.asarray(candidates)
+    if (engine or _filter_kernel.default_engine()) == "numba":
+        spread = _graph_kernel.candidate_spread(graph, candidates, scores)
+    else:
+        spread = _candidate_spread(graph, candidates, scores)
     return (keep * np.asarray(scores, dtype=np.float64) + spread_w * spread).astype(np.float32)
 
 
