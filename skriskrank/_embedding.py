@@ -126,6 +126,9 @@ def _load_model(load_from: str, device: str, shown_name: str, *, kind: str = "Se
         return _MODELS.setdefault(key, model)
 
 
+_DIGEST = hashlib.sha1().digest_size
+
+
 class _EmbeddingStore:
     """Embeddings of one encoder, keyed by text, in memory and optionally on disk.
 
@@ -150,7 +153,9 @@ class _EmbeddingStore:
             for shard in sorted(self.dir.glob("shard-*.npz")):
                 with np.load(shard) as z:
                     for h, row in zip(z["hashes"], z["embeddings"]):
-                        self._disk[bytes(h)] = row
+                        # numpy's "S" dtype drops trailing NUL bytes on read, so a digest
+                        # ending in b"\0" (1 text in 256) would otherwise never match.
+                        self._disk[bytes(h).ljust(_DIGEST, b"\0")] = row
 
     @staticmethod
     def _hash(texts):
@@ -182,7 +187,8 @@ class _EmbeddingStore:
             self._append(missing, emb)
             if self.dir is not None:
                 tmp = self.dir / f".tmp-{uuid.uuid4().hex}.npz"
-                np.savez(tmp, hashes=np.array(self._hash(missing), dtype="S20"), embeddings=emb)
+                hashes = np.array(self._hash(missing), dtype=f"S{_DIGEST}")
+                np.savez(tmp, hashes=hashes, embeddings=emb)
                 # os.replace is atomic: a concurrent reader never sees a half-written shard.
                 os.replace(tmp, self.dir / f"shard-{uuid.uuid4().hex}.npz")
         return self.buf[np.fromiter((self.index[t] for t in texts), np.int64, len(texts))]
