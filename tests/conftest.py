@@ -1,4 +1,4 @@
-"""Shared fixtures: offline model hub, fixed seeds, the real benchmark data."""
+"""Shared fixtures: offline model hub, fixed seeds (numpy, torch, hypothesis), the real data."""
 
 import os
 
@@ -12,6 +12,15 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+
+from hypothesis import settings  # noqa: E402
+
+# Property tests draw the same examples on every run, so CI never turns red on a draw no one
+# has seen; run with HYPOTHESIS_PROFILE=explore (or --hypothesis-profile=explore) to search
+# fresh random examples while developing.
+settings.register_profile("fixed", derandomize=True, deadline=None, print_blob=True)
+settings.register_profile("explore", deadline=None, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fixed"))
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The real UltraTool and Seal-Tools files, beside the checkout (override with SKRISKRANK_DATA).

@@ -7,11 +7,11 @@ encode). Only the tests about the packaged default model load all-MiniLM-L6-v2.
 
 import copy
 import hashlib
+import itertools
 import os
 import pickle
 import re
 import sys
-import uuid
 from collections import Counter
 from pathlib import Path
 
@@ -63,9 +63,20 @@ def make_registry(suffix=""):
     )
 
 
+_TAGS = itertools.count()
+
+
+def fresh_tag() -> str:
+    """A tag no other text in this process carries (the caches are process-wide).
+
+    A counter, not uuid4: the texts, and so their digests, are the same on every run.
+    """
+    return f"t{next(_TAGS):04d}"
+
+
 def fresh_texts(n=3):
     """Query strings no other test has encoded (the caches are process-wide)."""
-    tag = uuid.uuid4().hex[:8]
+    tag = fresh_tag()
     return [f"{q} {tag}" for q in QUERIES[:n]]
 
 
@@ -245,7 +256,7 @@ def test_init_does_no_work():
 # Caches
 # --------------------------------------------------------------------------------------------
 def test_each_text_encoded_once_across_refits_and_clones(tiny_model, encoded_texts):
-    reg = make_registry(suffix="_" + uuid.uuid4().hex[:6])  # tool texts new to the cache
+    reg = make_registry(suffix="_" + fresh_tag())  # tool texts new to the cache
     queries = fresh_texts()
     emb = FrozenEmbedder(reg, model=tiny_model)
     start = emb.n_encoded()
@@ -262,7 +273,7 @@ def test_each_text_encoded_once_across_refits_and_clones(tiny_model, encoded_tex
     assert set(counts) == set(reg.texts) | set(queries)
     assert max(counts.values()) == 1
     # A new query costs exactly one encode.
-    other.transform(["run a bash command " + uuid.uuid4().hex[:8]])
+    other.transform(["run a bash command " + fresh_tag()])
     assert emb.n_encoded() - start == len(reg) + len(queries) + 1
 
 
@@ -281,7 +292,7 @@ def test_tool_embeddings_shared_across_clones(tiny_model):
 
 
 def test_cache_false_touches_no_disk_but_still_caches_in_memory(tiny_model, tmp_path):
-    reg = make_registry(suffix="_" + uuid.uuid4().hex[:6])
+    reg = make_registry(suffix="_" + fresh_tag())
     queries = fresh_texts()
     emb = FrozenEmbedder(reg, model=tiny_model, cache=False).fit(queries)
     start = emb.n_encoded()
@@ -314,7 +325,7 @@ def test_disk_cache_survives_clearing_the_process_caches(tiny_model, tmp_path, e
     np.testing.assert_array_equal(second.tool_embeddings, first.tool_embeddings)
 
     # A text the disk does not hold is encoded and written as a new shard.
-    again.transform(["list the files " + uuid.uuid4().hex[:8]])
+    again.transform(["list the files " + fresh_tag()])
     assert len(encoded_texts) == 1
     assert len(list(cache.glob("*/shard-*.npz"))) == len(shards) + 1
 
@@ -322,7 +333,7 @@ def test_disk_cache_survives_clearing_the_process_caches(tiny_model, tmp_path, e
 def test_disk_cache_finds_texts_whose_digest_ends_in_a_nul_byte(tiny_model, tmp_path):
     # numpy's "S20" dtype drops trailing NUL bytes when read back; 1 digest in 256 ends in one.
     # This used to re-encode such a text after a restart (and once failed CI at random).
-    tag = uuid.uuid4().hex[:8]
+    tag = fresh_tag()
     text = next(
         t
         for t in (f"delete my old file {tag} {i}" for i in range(100_000))
