@@ -126,8 +126,8 @@ def main(argv=None):
         lines += [f"## {bench}", "", "| ranker | " + " | ".join(KEYS) + " |",
                   "|---" * (len(KEYS) + 1) + "|"]
         for name, vals in table.items():
-            lines.append(f"| {name} | " + " | ".join(f"{m:.3f} ± {s:.3f}" for m, s in vals.values())
-                         + " |")
+            cells = " | ".join(f"{m:.3f} ± {s:.3f}" for m, s in vals.values())
+            lines.append(f"| {name} | {cells} |")
         lines.append("")
     lines += ["## Checks", ""] + [f"- {'PASS' if ok else 'MISS'}: {c}" for c, ok in checks.items()]
     (out / f"{stem}.md").write_text("\n".join(lines) + "\n")

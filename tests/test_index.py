@@ -34,17 +34,22 @@ def _registry(n):
     n_queries=st.integers(1, 3),
     n=st.integers(1, 40),
     dup=st.booleans(),
+    peaked=st.booleans(),
+    block=st.sampled_from([1, 3, 16, 256]),
     seed=st.integers(0, 2**16),
 )
-def test_index_top_is_the_exact_top(n_tools, dim, n_queries, n, dup, seed):
+def test_index_top_is_the_exact_top(n_tools, dim, n_queries, n, dup, peaked, block, seed):
     rng = np.random.default_rng(seed)
-    tools = _unit(rng.normal(size=(n_tools, dim)))
+    tools = rng.normal(size=(n_tools, dim))
+    if peaked:  # int8 scales (each row's peak) spread over a wide range
+        tools *= rng.pareto(1.0, size=(n_tools, dim)) + 0.05
+    tools = _unit(tools)
     if dup:  # exact ties: repeated rows, and queries equal to tools
         tools[rng.integers(0, n_tools, n_tools // 2)] = tools[0]
     q = _unit(rng.normal(size=(n_queries, dim)))
     q[0] = tools[rng.integers(0, n_tools)]
     n = min(n, n_tools)
-    idx, scores = Int8CosineIndex(tools).top(q, n)
+    idx, scores = Int8CosineIndex(tools, block=block).top(q, n)
     assert idx.shape == scores.shape == (n_queries, n)
     for j in range(n_queries):
         exact = tools @ q[j]
@@ -57,6 +62,49 @@ def test_index_top_is_the_exact_top(n_tools, dim, n_queries, n, dup, seed):
         left_out = np.setdiff1d(np.arange(n_tools), idx[j])
         if left_out.size:
             assert exact[left_out].max() <= scores[j, -1] + 1e-6
+
+
+@needs_numba
+@pytest.mark.parametrize("block", [1, 7, 256])
+def test_index_many_tied_candidates_grow_the_candidate_buffer(block):
+    # 3,000 identical tools all tie with the query: every one stays a candidate (the buffer
+    # starts at 1,024, so it is compacted and grown), and ties go by increasing index.
+    rng = np.random.default_rng(5)
+    tools = np.repeat(_unit(rng.normal(size=(1, 12))), 3000, axis=0)
+    tools = np.concatenate([tools, _unit(rng.normal(size=(500, 12)))])
+    perm = rng.permutation(len(tools))
+    tools = tools[perm]
+    idx, scores = Int8CosineIndex(tools, block=block).top(tools[perm.argsort()[:1]], 40)
+    assert (idx[0] == np.sort(perm.argsort()[:3000])[:40]).all()
+    assert (scores[0] == scores[0, 0]).all()
+
+
+@needs_numba
+def test_index_block_that_mixes_scales():
+    # Dense rows have small int8 scales (peak ~0.4 at d = 64), near one-hot rows large ones
+    # (peak ~1). Sorted by scale, the last block of 100 holds 97 dense rows and the 3 peaked
+    # ones, so its threshold must use the right extreme scale for the sign of the bound.
+    # The dense rows cluster around u. For the query e0 + u, tau is high (~0.6) when the
+    # block starts, and with the wrong scale the best match, e0 (cosine 0.74), is pruned;
+    # for e0 - u every dense cosine is negative, and so is tau for n = 5.
+    rng = np.random.default_rng(9)
+    u = _unit(rng.normal(size=(1, 64)))
+    dense = _unit(u + 0.05 * rng.normal(size=(997, 64)))
+    peaked = _unit(np.eye(64)[:3] + 0.01 * rng.normal(size=(3, 64)))
+    tools = np.concatenate([dense, peaked])
+    for q in (_unit(1.2 * peaked[:1] + u), _unit(1.2 * peaked[:1] - u), dense[:1]):
+        for n in (1, 5):
+            idx, _ = Int8CosineIndex(tools, block=100).top(q, n)
+            exact = np.argsort(-(q @ tools.T), axis=1, kind="stable")[:, :n]
+            np.testing.assert_array_equal(idx, exact)
+
+
+@needs_numba
+def test_index_rejects_a_bad_block_size():
+    tools = _unit(np.random.default_rng(0).normal(size=(10, 4)))
+    for block in (0, -1, 2.5, None):
+        with pytest.raises(ValueError, match="block must be a positive integer"):
+            Int8CosineIndex(tools, block=block)
 
 
 @needs_numba
@@ -131,7 +179,8 @@ def test_int8_index_follows_the_batch_arrays_and_is_not_pickled():
     other = _unit(rng.normal(size=(400, 16)))
     q = _unit(rng.normal(size=(1, 16)))
     reg = _registry(400)
-    retr = DenseRetriever(n_candidates=10, search="int8").fit(RankingBatch.full_pool(reg, q, tools))
+    retr = DenseRetriever(n_candidates=10, search="int8")
+    retr.fit(RankingBatch.full_pool(reg, q, tools))
     got = retr.transform(RankingBatch.full_pool(reg, q, other)).candidates
     want = np.argsort(-(q @ other.T), axis=1, kind="stable")[:, :10]
     np.testing.assert_array_equal(got, want)

@@ -154,7 +154,9 @@ def test_joblib_round_trip(fitted, data, tmp_path):
     # Heads, graph and configuration; not the ~90 MB encoder weights.
     assert path.stat().st_size < 20 * 2**20
     loaded = joblib.load(path)
-    np.testing.assert_array_equal(loaded.predict(data.queries[:25]), fitted.predict(data.queries[:25]))
+    np.testing.assert_array_equal(
+        loaded.predict(data.queries[:25]), fitted.predict(data.queries[:25])
+    )
 
 
 def test_same_random_state_same_predictions(data):
