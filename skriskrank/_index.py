@@ -83,8 +83,8 @@ def _kernel():
     # purpose: a parallel scan measured faster alone but slower inside the pipeline, where
     # its threads and BLAS's contend for the same two cores.
     @njit(cache=True, nogil=True)
-    def scan(codes, qcodes, blk_smin, blk_smax, blk_resid, blk_total, qscale, qnorm_c, qresid,
-             delta, n, block):
+    def scan(codes, perm, qcodes, blk_smin, blk_smax, blk_resid, blk_total, qscale, qnorm_c,
+             qresid, delta, n, block):
         n_tools, dim = codes.shape
         n_q = qcodes.shape[0]
         heap = np.empty((n_q, n))
@@ -140,14 +140,58 @@ def _kernel():
                         m = _compact(cand, cand_hi, j, m, hj[0] if size[j] == n else -np.inf)
                         if m > cand.shape[1] // 2:
                             cand, cand_hi = _grow(cand), _grow(cand_hi)
-                    cand[j, m] = i
+                    cand[j, m] = perm[i]  # read in scan order: a sequential stream
                     cand_hi[j, m] = hi
                     count[j] = m + 1
         for j in range(n_q):
             count[j] = _compact(cand, cand_hi, j, count[j], heap[j, 0])
         return cand, count
 
-    return scan
+    @njit(cache=True, nogil=True)
+    def quantize(x, levels, codes, scale, norm_c, resid):
+        # Row by row in float64: peak / levels is the scale, the codes are the rounded
+        # quotients (np.rint: half to even), and the norms are those of the dequantized
+        # codes and of what they leave out.
+        n, dim = x.shape
+        for i in range(n):
+            peak = 0.0
+            for k in range(dim):
+                peak = max(peak, abs(np.float64(x[i, k])))
+            s = peak / levels if peak > 0 else 1.0
+            nc = 0.0
+            nr = 0.0
+            for k in range(dim):
+                v = np.float64(x[i, k])
+                c = np.rint(v / s)
+                codes[i, k] = c
+                nc += (c * s) ** 2
+                nr += (v - c * s) ** 2
+            scale[i] = s
+            norm_c[i] = np.sqrt(nc)
+            resid[i] = np.sqrt(nr)
+
+    # Any summation order is within the error bound delta, so the float32 dot product may be
+    # reassociated (vectorized); it reads each candidate row in place, with no gathered copy.
+    @njit(cache=True, nogil=True, fastmath={"reassoc"})
+    def _dot(row, q):
+        acc = np.float32(0.0)
+        for k in range(row.shape[0]):
+            acc += row[k] * q[k]
+        return acc
+
+    @njit(cache=True, nogil=True)
+    def finish(emb, q, rows, n, out_idx, out_scores):
+        # Registry order first, so that the stable sort breaks ties by tool index.
+        rows = np.sort(rows)
+        scores = np.empty(rows.shape[0], dtype=np.float32)
+        for t in range(rows.shape[0]):
+            scores[t] = _dot(emb[rows[t]], q)
+        order = np.argsort(-scores, kind="mergesort")
+        for t in range(n):
+            out_idx[t] = rows[order[t]]
+            out_scores[t] = scores[order[t]]
+
+    return scan, quantize, finish
 
 
 def _query_levels(dim) -> int:
@@ -161,26 +205,16 @@ def _query_levels(dim) -> int:
     return int(min(32767, (2**31 - 1) // (127 * max(dim, 1))))
 
 
-def _quantize(x, block=8192, levels=127, dtype=np.int8):
+def _quantize(x, levels=127, dtype=np.int8):
     """Integer codes, scales, code norms and residual norms of the rows of ``x``.
 
-    ``levels`` is the largest code magnitude. In blocks of rows, so that the float64
-    temporaries stay small (a few tens of MB) however large the registry.
+    ``levels`` is the largest code magnitude. Compiled, row by row: no float64 copy of
+    ``x`` however large the registry, and a few microseconds for one query.
     """
     n, dim = x.shape
     codes = np.empty((n, dim), dtype=dtype)
     scale, norm_c, resid = np.empty(n), np.empty(n), np.empty(n)
-    for s in range(0, n, block):
-        e = min(s + block, n)
-        xb = np.asarray(x[s:e], dtype=np.float64)
-        peak = np.abs(xb).max(axis=1) if dim else np.zeros(e - s)
-        sb = np.where(peak > 0, peak / levels, 1.0)
-        cb = np.rint(xb / sb[:, None])
-        codes[s:e] = cb
-        cb *= sb[:, None]
-        scale[s:e] = sb
-        norm_c[s:e] = np.linalg.norm(cb, axis=1)
-        resid[s:e] = np.linalg.norm(xb - cb, axis=1)
+    _kernel()[1](x, float(levels), codes, scale, norm_c, resid)
     return codes, scale, norm_c, resid
 
 
@@ -241,6 +275,11 @@ class Int8CosineIndex:
         )
         # Rows need not be exactly unit: the rounding bound scales with the largest norm.
         self._max_norm = float(np.sqrt(np.einsum("ij,ij->i", emb, emb, dtype=np.float64).max()))
+        # The float32 rescoring's error bound is affine in the query norm: a + b * ||q||.
+        dim = emb.shape[1]
+        floor = _dot_error_bound(np.float32, dim, 0.0)
+        self._delta = (floor + _ROUNDING,
+                       _dot_error_bound(np.float32, dim, self._max_norm) - floor)
         self.nbytes = self._codes.nbytes + self._perm.nbytes + 4 * 8 * len(starts)
 
     def top(self, queries, n):
@@ -265,22 +304,22 @@ class Int8CosineIndex:
         n_tools = len(emb)
         if not 0 <= n <= n_tools:
             raise ValueError(f"n must be in [0, {n_tools}] (the number of tools), got {n}.")
+        if q.ndim != 2 or q.shape[1] != emb.shape[1] or not np.isfinite(q).all():
+            raise ValueError(
+                f"queries must be a finite (n_queries, {emb.shape[1]}) array; got shape "
+                f"{q.shape}{'' if np.isfinite(q).all() else ' with non-finite values'}.")
         if n == 0:  # the kernel's heap needs a slot
             return np.empty((len(q), 0), dtype=np.int32), np.empty((len(q), 0), np.float32)
         qcodes, qscale, qnorm_c, qresid = _quantize(
             q, levels=_query_levels(q.shape[1]), dtype=np.int16)
         # The float32 cosine of the rescoring is within this of the exact dot product.
-        q_norm = float(np.linalg.norm(q.astype(np.float64), axis=1).max())
-        delta = _dot_error_bound(np.float32, q.shape[1], q_norm * self._max_norm) + _ROUNDING
-        cand, count = _kernel()(self._codes, qcodes, *self._blocks, qscale, qnorm_c, qresid,
-                                delta, n, self._block)
+        q_norm = float(np.sqrt(np.einsum("ij,ij->i", q, q, dtype=np.float64).max()))
+        delta = self._delta[0] + self._delta[1] * q_norm
+        scan, _, finish = _kernel()
+        cand, count = scan(self._codes, self._perm, qcodes, *self._blocks, qscale, qnorm_c,
+                           qresid, delta, n, self._block)
         out_idx = np.empty((len(q), n), dtype=np.int32)
         out_scores = np.empty((len(q), n), dtype=np.float32)
         for j in range(len(q)):
-            # In registry order, so that the stable sort breaks ties by tool index.
-            rows = np.sort(self._perm[cand[j, : count[j]]])
-            scores = emb[rows] @ q[j]
-            order = np.argsort(-scores, kind="stable")[:n]
-            out_idx[j] = rows[order]
-            out_scores[j] = scores[order]
+            finish(emb, q[j], cand[j, : count[j]], n, out_idx[j], out_scores[j])
         return out_idx, out_scores

@@ -116,6 +116,11 @@ def test_index_top_n_out_of_range():
     for n in (-1, 11):
         with pytest.raises(ValueError, match=r"n must be in \[0, 10\]"):
             index.top(tools[:2], n)
+    bad = tools[:2].copy()
+    bad[1, 0] = np.nan
+    for q in (bad, tools[:2, :3], tools[0]):
+        with pytest.raises(ValueError, match=r"queries must be a finite \(n_queries, 4\)"):
+            index.top(q, 3)
     # n = n_tools is the full sort.
     idx, _ = index.top(tools[:1], 10)
     assert (idx[0] == np.argsort(-(tools @ tools[0]), kind="stable")).all()
