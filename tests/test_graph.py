@@ -577,3 +577,28 @@ def test_zero_embedding_has_no_semantic_edges():
     assert np.all(np.isfinite(dense))
     assert not dense[2].any()
     assert counts["semantic"] == graph.nnz // 2 > 0
+
+
+@pytest.mark.skipif(not graph_mod._graph_kernel.available(), reason="numba not installed")
+@pytest.mark.parametrize("pattern", ["random", "stride", "dense_block"])
+def test_compiled_spread_hash_table_matches_numpy(pattern):
+    # The compiled engine finds candidate columns through a small hash table; strided ids
+    # (multiples of a power of two), long candidate lists and repeated ids must all give
+    # the numpy engine's bits.
+    rng = np.random.default_rng(11)
+    n = 4096
+    a = sp.random_array((n, n), density=0.01, format="csr", rng=rng, dtype=np.float64)
+    a = sp.csr_array(a + a.T)
+    n_q, m = 4, 300
+    if pattern == "random":
+        cand = np.stack([rng.choice(n, m, replace=False) for _ in range(n_q)])
+    elif pattern == "stride":
+        cand = np.tile(np.arange(0, m * 8, 8), (n_q, 1)) % n
+    else:
+        cand = np.tile(np.arange(m), (n_q, 1))
+        cand[:, -5:] = cand[:, :5]  # repeated ids: the last column wins, in both engines
+    scores = rng.normal(size=cand.shape).astype(np.float32)
+    np.testing.assert_array_equal(
+        graph_mod._graph_kernel.candidate_spread(a, cand, scores),
+        graph_mod._candidate_spread(a, cand, scores),
+    )
