@@ -62,9 +62,10 @@ def _kernel():
                     v = indices[e]
                     if (member[v >> 6] >> np.uint64(v & 63)) & one:
                         h = _slot(v, shift, mask)
-                        while keys[h] != v:  # present: the bitmap said so
+                        while keys[h] != v and keys[h] != -1:
                             h = (h + 1) & mask
-                        acc += data[e] * np.float64(scores[r, cols[h]])
+                        if keys[h] == v:  # always, as the bitmap said; never loops forever
+                            acc += data[e] * np.float64(scores[r, cols[h]])
                 out[r, j] = acc
             for j in range(m):
                 u = candidates[r, j]
