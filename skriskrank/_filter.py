@@ -238,10 +238,46 @@ def _check_embeddings(embeddings, ranked, n_tools, n_risk, n_perm):
     return emb, float(sq.max()) if sq.size else 0.0
 
 
-def _prepare(ranked, risk, permission_counts, embeddings, k, options, *, single):
-    """Validate one call's inputs: the (n_rows, m) int64 rankings and the _Rules."""
+def _tool_rules(risk, permission_counts, embeddings, high_risk_level, broad_level, thr):
+    """The per-tool half of :func:`_prepare`, over every tool: ``(high, broad, emb, tol,
+    tol64)``, with ``emb`` None when the redundancy rule is off (``thr`` None).
+
+    It depends on the tools alone, so :class:`RuleFilter` computes it once per tool arrays
+    and each call then validates only its rankings: after the first-stage scan has flushed
+    the cache, these checks cost more than the filtering of one query.
+    """
+    risk, counts = _check_tool_arrays(risk, permission_counts)
+    n_tools = len(risk)
+    if len(counts) != n_tools:
+        n_emb = "-" if embeddings is None else len(embeddings)
+        raise ValueError(MSG_LENGTH.format(n_risk=n_tools, n_perm=len(counts), n_emb=n_emb))
+    high, broad = _tool_flags(risk, counts, high_risk_level, broad_level)
+    emb, tol, tol64 = None, 0.0, 0.0
+    if thr is not None:
+        if embeddings is None:
+            raise ValueError(MSG_EMBEDDINGS_MISSING.format(thr=thr))
+        every = np.arange(n_tools).reshape(1, -1)
+        emb, max_sq = _check_embeddings(embeddings, every, n_tools, n_tools, len(counts))
+        tol = _dot_error_bound(emb.dtype, emb.shape[1], max_sq)
+        tol64 = _dot_error_bound(np.float64, emb.shape[1], max_sq)
+    elif embeddings is not None and len(embeddings) != n_tools:
+        raise ValueError(
+            MSG_LENGTH.format(n_risk=n_tools, n_perm=len(counts), n_emb=len(embeddings)))
+    return high, broad, emb, tol, tol64
+
+
+def _prepare(ranked, risk, permission_counts, embeddings, k, options, *, single, tools=None):
+    """Validate one call's inputs: the (n_rows, m) int64 rankings and the _Rules.
+
+    ``tools`` is a precomputed :func:`_tool_rules` for the same tool arrays and options;
+    then only the rankings are checked.
+    """
     k, max_high, level, max_broad, broad_level, thr = _check_options(k, *options)
     ranked = _check_ranked(ranked, single)
+    if tools is not None:
+        high, broad, emb, tol, tol64 = tools
+        ranked = _check_indices(ranked, len(high), single)
+        return ranked, _Rules(high, broad, emb, k, max_high, max_broad, thr, tol, tol64)
     risk, counts = _check_tool_arrays(risk, permission_counts)
     n_tools = len(risk)
     if len(counts) != n_tools:
@@ -501,16 +537,17 @@ broad_level, redundancy_threshold
 def _rule_filter_batch(
     ranked_2d, risk, permission_counts, embeddings, k=5, *, max_high_risk=1, high_risk_level=3,
     max_broad=2, broad_level=2, redundancy_threshold=0.9, scalar_tail=None, window_extra=None,
-    chunk=None, engine=None,
+    chunk=None, engine=None, tools=None,
 ):
     """rule_filter_batch with its tuning knobs exposed (tests shrink them to reach every path).
 
     ``engine`` is ``"numba"`` (the compiled scan of ``_filter_kernel``), ``"numpy"`` (the
-    scan vectorized across rows) or None: numba when it is installed.
+    scan vectorized across rows) or None: numba when it is installed. ``tools`` is a
+    precomputed :func:`_tool_rules` of the same arrays and options.
     """
     options = (max_high_risk, high_risk_level, max_broad, broad_level, redundancy_threshold)
     ranked, rules = _prepare(
-        ranked_2d, risk, permission_counts, embeddings, k, options, single=False
+        ranked_2d, risk, permission_counts, embeddings, k, options, single=False, tools=tools
     )
     n_q, m = ranked.shape
     if n_q == 0 or m == 0:
@@ -866,18 +903,35 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = self._check_input(X, reset=False)
-        ranked = X.ranked_indices()
-        filtered = rule_filter_batch(
-            ranked,
-            X.registry.risk,
-            X.registry.permission_counts,
-            X.tool_embeddings,
-            self.k,
-            **self._options(),
+        options = self._options()
+        # Before the per-tool half, which reads the levels (set_params may have changed them).
+        _check_options(self.k, *options.values())
+        filtered = _rule_filter_batch(
+            X.ranked_indices(), X.registry.risk, X.registry.permission_counts,
+            X.tool_embeddings, self.k, **options, tools=self._tool_rules_of(X),
         )
         m = filtered.shape[1]
         scores = np.tile(np.arange(m, 0, -1, dtype=np.float32), (filtered.shape[0], 1))
         return X.replace(candidates=filtered, scores=scores)
+
+    def _tool_rules_of(self, X):
+        # Keyed on the tool arrays themselves (like the retriever's index and the reranker's
+        # tool layer) and on the options the per-tool half depends on.
+        arrays = (X.registry.risk, X.registry.permission_counts, X.tool_embeddings)
+        opts = (self.high_risk_level, self.broad_level, self.redundancy_threshold is not None)
+        cached = getattr(self, "_tools", None)
+        if (cached is None or cached[1] != opts
+                or any(a is not b for a, b in zip(cached[0], arrays))):
+            tools = _tool_rules(*arrays, self.high_risk_level, self.broad_level,
+                                self.redundancy_threshold)
+            cached = (arrays, opts, tools)
+            self._tools = cached
+        return cached[2]
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_tools", None)  # recomputed on first use: a function of the tool arrays
+        return state
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

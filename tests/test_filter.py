@@ -465,6 +465,41 @@ def test_rule_filter_params_and_pickle(batch):
     assert tags.input_tags.two_d_array is False and tags.target_tags.required is False
 
 
+def test_rule_filter_step_caches_the_tool_half_and_follows_changes(batch):
+    # The step validates the per-tool inputs once per tool arrays and options; every change
+    # of either must still give rule_filter_batch's answer.
+    reg = batch.registry
+    filt = RuleFilter(k=3).fit(batch)
+
+    def expected(b, **options):
+        return rule_filter_batch(b.ranked_indices(), reg.risk, reg.permission_counts,
+                                 b.tool_embeddings, 3, **options)
+
+    np.testing.assert_array_equal(filt.rank(batch), expected(batch))
+    first = filt._tools
+    filt.rank(batch)
+    assert filt._tools is first  # reused
+    for options in ({"high_risk_level": 2}, {"broad_level": 1, "max_broad": 0},
+                    {"redundancy_threshold": None}, {"redundancy_threshold": 0.2}):
+        filt.set_params(**options)
+        np.testing.assert_array_equal(filt.rank(batch), expected(batch, **options))
+        filt.set_params(**RuleFilter(k=3).get_params())
+    # Other tool embeddings of the same registry: recomputed for those.
+    rng = np.random.default_rng(1)
+    other_emb = rng.standard_normal(batch.tool_embeddings.shape).astype(np.float32)
+    other_emb[5] = other_emb[1]
+    other_emb /= np.linalg.norm(other_emb, axis=1, keepdims=True)
+    other = RankingBatch.full_pool(reg, batch.query_embeddings, other_emb)
+    np.testing.assert_array_equal(filt.rank(other), expected(other))
+    # Not pickled; a non-finite embedding of any tool is named, ranked or not.
+    assert "_tools" not in pickle.loads(pickle.dumps(filt)).__dict__
+    bad_emb = other_emb.copy()
+    bad_emb[2, 0] = np.nan
+    bad = RankingBatch(reg, batch.query_embeddings, bad_emb, np.array([[0, 1]] * 4))
+    with pytest.raises(ValueError, match=r"row 2\b"):
+        filt.rank(bad)
+
+
 @pytest.mark.parametrize(
     "check",
     [
