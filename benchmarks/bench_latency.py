@@ -7,8 +7,7 @@ full-pool batch (its cosine is deferred; the retriever's int8 index finds the to
 without it at 100k tools) and ``Pipeline.predict``. The p50 and p99 of those calls are
 compared with the per-query cost of predicting the same 1,000 queries as one batch, in the
 same process and interleaved with them: five rounds, each one batched predict (timed) then
-200 single calls with the scan on every core (``DenseRetriever(n_jobs=-1)``), then the same
-200 on one thread. The batched cost is the median of the rounds; the per-round ratios are
+200 single calls. The batched cost is the median of the rounds; the per-round ratios are
 reported too. Query encoding with the packaged encoder is timed separately, one fresh text
 per call.
 
@@ -92,29 +91,19 @@ def run_size(n_tools, *, n_train, n_calls, dim, epochs, rounds, seed=0):
     # ratio are sampled under the same conditions, and each by a typical value (median,
     # p50), not one side's luckiest run.
     rounds = max(1, rounds)
-    # The single calls run twice per round: the retriever's scan on every core
-    # (n_jobs=-1; the batched predict uses both through BLAS) and on one thread.
-    variants = {"all_cores": -1, "one_thread": None}
-    batch_times = []
-    single = {v: np.empty(n_calls) for v in variants}
-    round_p50 = {v: [] for v in variants}
+    batch_times, single, round_p50 = [], np.empty(n_calls), []
     same = True
-    for calls in np.array_split(np.arange(n_calls), rounds):
+    for r, calls in enumerate(np.array_split(np.arange(n_calls), rounds)):
         t0 = time.perf_counter()
         batched()
         batch_times.append(time.perf_counter() - t0)
-        for v, n_jobs in variants.items():
-            pipe.set_params(retrieve__n_jobs=n_jobs)
-            for i in calls:
-                t0 = time.perf_counter()
-                top = pipe.predict(RankingBatch.full_pool(reg, q[i : i + 1], emb))
-                single[v][i] = time.perf_counter() - t0
-                same &= bool(np.array_equal(top[0], expected[i]))
-            round_p50[v].append(float(np.median(single[v][calls])))
-    pipe.set_params(retrieve__n_jobs=-1)
+        for i in calls:
+            t0 = time.perf_counter()
+            top = pipe.predict(RankingBatch.full_pool(reg, q[i : i + 1], emb))
+            single[i] = time.perf_counter() - t0
+            same &= bool(np.array_equal(top[0], expected[i]))
+        round_p50.append(float(np.median(single[calls])))
     per_query = float(np.median(batch_times)) / n_calls
-    one = percentiles(single["one_thread"])
-    single, round_p50 = single["all_cores"], round_p50["all_cores"]
     stats = percentiles(single)
     # The memory-bound floor of an exact single call: one query's cosine against every tool
     # reads the whole float32 tool matrix, which a batch reads once for all its queries.
@@ -136,8 +125,6 @@ def run_size(n_tools, *, n_train, n_calls, dim, epochs, rounds, seed=0):
         "best_batched_per_query_seconds": min(batch_times) / n_calls,
         "p50_over_batched_per_round": [
             p / (b / n_calls) for p, b in zip(round_p50, batch_times)],
-        "single_call_seconds_one_thread": one,
-        "p50_over_batched_one_thread": one["p50"] / per_query,
         "p50_over_batched": stats["p50"] / per_query,
         "p99_over_batched": stats["p99"] / per_query,
         "single_matches_batched": same,
@@ -172,10 +159,7 @@ def _markdown(res):
         s = r["single_call_seconds"]
         rows.append([f"{r['n_tools']:,}", s["p50"] * 1e3, s["p99"] * 1e3,
                      r["batched_per_query_seconds"] * 1e3, r["p50_over_batched"],
-                     r["p99_over_batched"],
-                     r["single_call_seconds_one_thread"]["p50"] * 1e3,
-                     r["p50_over_batched_one_thread"],
-                     r["single_cosine_p50_seconds"] * 1e3,
+                     r["p99_over_batched"], r["single_cosine_p50_seconds"] * 1e3,
                      r["cosine_floor_over_batched"],
                      "yes" if r["single_matches_batched"] else "NO"])
     round_lines = [
@@ -196,12 +180,8 @@ def _markdown(res):
         f"{TARGET_RATIO}x the batched per-query cost at 100k tools.",
         "",
         md_table(["tools", "p50 ms", "p99 ms", "batched ms/query", "p50 / batched",
-                  "p99 / batched", "1 thread: p50 ms", "1 thread: p50 / batched",
-                  "cosine alone p50 ms", "cosine alone / batched", "same top-5"], rows),
-        "",
-        "The single calls run with `DenseRetriever(n_jobs=-1)`: the int8 scan on both cores, "
-        "as the batched predict uses both through BLAS. The *1 thread* columns are the same "
-        "calls with `n_jobs=None`, the default, measured in the same rounds.",
+                  "p99 / batched", "cosine alone p50 ms", "cosine alone / batched",
+                  "same top-5"], rows),
         "",
         f"Single calls and batched predicts are interleaved in {res['config']['rounds']} "
         "rounds; *batched ms/query* is the median round. p50 / batched of each round:",
@@ -268,8 +248,7 @@ def main(argv=None):
         rows.append(r)
         print(f"{n:>7,} tools: p50 {r['single_call_seconds']['p50'] * 1e3:.2f} ms, batched "
               f"{r['batched_per_query_seconds'] * 1e3:.2f} ms/query, "
-              f"x{r['p50_over_batched']:.2f} "
-              f"(one thread: x{r['p50_over_batched_one_thread']:.2f})", file=sys.stderr)
+              f"x{r['p50_over_batched']:.1f}", file=sys.stderr)
     res = {"environment": environment(), "config": cfg, "quick": args.quick,
            "results": rows, "target_ratio": TARGET_RATIO}
     if cfg["n_encode"]:
