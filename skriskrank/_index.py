@@ -181,6 +181,10 @@ def _kernel():
 
     @njit(cache=True, nogil=True)
     def finish(emb, q, rows, n, out_idx, out_scores):
+        # At least n rows always survive (the n best lower ends are above tau); the check
+        # turns a broken invariant into an error instead of a read past the arrays.
+        if rows.shape[0] < n:
+            raise AssertionError("Int8CosineIndex: fewer candidates than n")
         # Registry order first, so that the stable sort breaks ties by tool index.
         rows = np.sort(rows)
         scores = np.empty(rows.shape[0], dtype=np.float32)
