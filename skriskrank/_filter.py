@@ -885,6 +885,10 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
         )
         X = self._check_input(X, reset=True)
         self._fit_batch_state(X)
+        # Built here (like the retriever's index) so that the first online call does not
+        # pay for it; a bad tool embedding or permission count fails the fit, by row.
+        self._tools = None
+        self._tool_rules_of(X)
         return self
 
     def transform(self, X):
