@@ -20,7 +20,8 @@ rescores in float32 only the tools that can still be in the top ``n``:
   ``n`` largest lower ends seen; it only grows), and each block turns it into one integer
   threshold on ``c_q . c_t``, from the block's extreme scales and residuals: a tool below it
   cannot reach ``tau``. So most tools cost their int8 dot product and one integer
-  comparison, and the exact interval is computed only for the few that pass.
+  comparison. The few that pass get an interval from their block's extremes, which contains
+  the per-tool one above (the tools are stored sorted by scale, so it is nearly as tight).
 
 The result is the same top ``n`` as sorting the float32 cosine of every tool, ties broken
 by tool index: exact, not approximate. It needs numba (the ``fast`` extra).
@@ -239,7 +240,7 @@ class Int8CosineIndex:
     tool_embeddings : ndarray of shape (n_tools, dim)
         The array the index was built from.
     nbytes : int
-        Memory of the int8 copy and its per-tool scalars.
+        Memory of the int8 copy, its order and the per-block bounds.
 
     Examples
     --------
