@@ -233,8 +233,9 @@ def relevance(heads: dict, q_emb, tool_emb, candidates=None, *, tool_hidden=None
         Bound on the floats of one (queries, tools, hidden) block. It bounds the temporary
         memory (64 MiB by default) and changes nothing in the result.
     engine : {"numba", "numpy"} or None, default=None
-        The full pool's hidden layer: compiled (``_scoring_kernel``) or numpy passes.
-        ``None`` takes numba when it is installed. The engines agree to float32 rounding.
+        The full pool's hidden layer, and the projected head on candidates: compiled
+        (``_scoring_kernel``) or numpy passes. ``None`` takes numba when it is installed.
+        The engines agree to float32 rounding.
     """
     q_emb = np.asarray(q_emb, dtype=np.float32)
     tool_emb = np.asarray(tool_emb, dtype=np.float32)
@@ -264,6 +265,14 @@ def relevance(heads: dict, q_emb, tool_emb, candidates=None, *, tool_hidden=None
     candidates = np.asarray(candidates)
     w2 = heads["w2"]
     if projected:
+        if _engine(engine) == "numba":
+            # One compiled pass: for an online call (one query, 100 candidates) the numpy
+            # path's dozen gathers, GEMMs and temporaries cost more than the arithmetic.
+            _scoring_kernel.projected_candidates(
+                hq, side, pq, q_emb, tool_emb, np.ascontiguousarray(candidates),
+                np.ascontiguousarray(heads["Wx"].T), heads["w2"], heads["cos_scale"],
+                heads["cos_bias"] + heads["b2"], out)
+            return _sigmoid(out)
         return _sigmoid(_projected_candidates(hq, side, pq, q_emb, tool_emb, candidates,
                                               heads, out, budget))
     if residual:

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from ._filter_kernel import available
 
-__all__ = ["available", "concat_hidden", "block_hidden"]
+__all__ = ["available", "concat_hidden", "block_hidden", "projected_candidates"]
 
 
 @functools.cache
@@ -79,7 +81,35 @@ def _kernels():
             for t in range(w):
                 out[i, t] += acc[t]
 
-    return concat_hidden, block_hidden
+    # The projected head on each query's own candidates, one candidate at a time: the
+    # (h x r) interaction term is r axpys over the hidden units (vectorized as written, no
+    # reordered sums), then the w2 and cosine reductions, which may be reassociated.
+    @njit(cache=True, nogil=True, fastmath={"reassoc"})
+    def projected_candidates(hq, side, pq, q_emb, tool_emb, cand, wx_t, w2, cos_scale, bias,
+                             out):
+        n_q, m = cand.shape
+        h = hq.shape[1]
+        r = pq.shape[1]
+        d = q_emb.shape[1]
+        pre = np.empty(h, dtype=np.float32)
+        for i in range(n_q):
+            for j in range(m):
+                c = cand[i, j]
+                for u in range(h):
+                    pre[u] = side[c, u] + hq[i, u]
+                for k in range(r):
+                    xk = side[c, h + k] * pq[i, k]
+                    for u in range(h):
+                        pre[u] += xk * wx_t[k, u]
+                z = np.float32(0.0)
+                for u in range(h):
+                    z += relu(pre[u]) * w2[u]
+                cos = np.float32(0.0)
+                for k in range(d):
+                    cos += tool_emb[c, k] * q_emb[i, k]
+                out[i, j] = z + cos_scale * cos + bias
+
+    return concat_hidden, block_hidden, projected_candidates
 
 
 def concat_hidden(hq, ht_t, w2, out, tb=256):
@@ -94,4 +124,15 @@ def concat_hidden(hq, ht_t, w2, out, tb=256):
 def block_hidden(g, ht_t, t0, w2, out):
     """``out[i, t] += sum_j w2[j] * relu(g[i, j, t] + ht_t[j, t0 + t])`` for one block."""
     _kernels()[1](g, ht_t, t0, w2, out)
+    return out
+
+
+def projected_candidates(hq, side, pq, q_emb, tool_emb, cand, wx_t, w2, cos_scale, bias, out):
+    """The projected-interaction residual head on each query's candidates, before sigmoid.
+
+    ``out[i, j] = w2 . relu(side[c, :h] + hq[i] + (side[c, h:] * pq[i]) @ wx_t)
+    + cos_scale * tool_emb[c] . q_emb[i] + bias`` with ``c = cand[i, j]``; float32.
+    """
+    _kernels()[2](hq, side, pq, q_emb, tool_emb, cand, wx_t, w2, np.float32(cos_scale),
+                  np.float32(bias), out)
     return out

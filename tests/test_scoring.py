@@ -76,19 +76,24 @@ def test_a_non_finite_embedding_scores_nan_not_a_number(kind, engine):
     got = relevance(heads, q, t, engine=engine)
     assert np.isnan(got[:, 4]).all()
     assert np.isfinite(np.delete(got, 4, axis=1)).all()
+    # The same on each query's own candidates.
+    cand = np.array([[4, 0, 1], [2, 4, 3], [5, 6, 7], [8, 4, 0], [1, 2, 4]])
+    got = relevance(heads, q, t, cand, engine=engine)
+    np.testing.assert_array_equal(np.isnan(got), cand == 4)
 
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("chunk_elems", [1, 500, 1 << 24])
-def test_candidates_match_concatenation(kind, chunk_elems):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_candidates_match_concatenation(kind, chunk_elems, engine):
     rng = np.random.default_rng(1)
     d, hidden = 12, 5
     q, t = _unit(rng, 9, d), _unit(rng, 40, d)
     cand = np.stack([rng.choice(40, size=11, replace=False) for _ in range(9)]).astype(np.int32)
     module = _module(kind, d, hidden, seed=2)
     heads = _heads_from_module(module, d)
-    got = relevance(heads, q, t, cand, chunk_elems=chunk_elems)
-    assert got.shape == (9, 11)
+    got = relevance(heads, q, t, cand, chunk_elems=chunk_elems, engine=engine)
+    assert got.shape == (9, 11) and got.dtype == np.float32
     np.testing.assert_allclose(got, _reference(module, q, t, cand), atol=1e-5, rtol=0)
 
 
@@ -174,6 +179,6 @@ def test_any_shape_and_chunk_matches_concatenation(kind, n_q, n_t, d, hidden, ch
     m = int(rng.integers(1, n_t + 1))
     cand = np.stack([rng.permutation(n_t)[:m] for _ in range(n_q)])
     np.testing.assert_allclose(
-        relevance(heads, q, t, cand, chunk_elems=chunk),
+        relevance(heads, q, t, cand, chunk_elems=chunk, engine=engine),
         _reference(module, q, t, cand), atol=1e-5, rtol=0,
     )
