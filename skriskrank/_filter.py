@@ -238,26 +238,36 @@ def _check_embeddings(embeddings, ranked, n_tools, n_risk, n_perm):
     return emb, float(sq.max()) if sq.size else 0.0
 
 
-def _tool_rules(risk, permission_counts, embeddings, high_risk_level, broad_level, thr):
-    """The per-tool half of :func:`_prepare`, over every tool: ``(high, broad, emb, tol,
-    tol64)``, with ``emb`` None when the redundancy rule is off (``thr`` None).
-
-    It depends on the tools alone, so :class:`RuleFilter` computes it once per tool arrays
-    and each call then validates only its rankings: after the first-stage scan has flushed
-    the cache, these checks cost more than the filtering of one query.
-    """
+def _check_tools(risk, permission_counts, embeddings):
+    """The risk and permission-count arrays, checked and of one length."""
     risk, counts = _check_tool_arrays(risk, permission_counts)
-    n_tools = len(risk)
-    if len(counts) != n_tools:
+    if len(counts) != len(risk):
         n_emb = "-" if embeddings is None else len(embeddings)
-        raise ValueError(MSG_LENGTH.format(n_risk=n_tools, n_perm=len(counts), n_emb=n_emb))
-    high, broad = _tool_flags(risk, counts, high_risk_level, broad_level)
+        raise ValueError(MSG_LENGTH.format(n_risk=len(risk), n_perm=len(counts), n_emb=n_emb))
+    return risk, counts
+
+
+def _tool_rules(risk, counts, embeddings, high_risk_level, broad_level, thr, ranked=None):
+    """The per-tool half of the rules: ``(high, broad, emb, tol, tol64)``, ``emb`` None when
+    the redundancy rule is off (``thr`` None).
+
+    ``risk`` and ``counts`` come from :func:`_check_tools`. With ``ranked`` (checked int64
+    rankings), only the tools it references are flagged and checked, so a call that ranks
+    100 of 100,000 tools costs O(100); without, every tool is. :class:`RuleFilter` takes
+    the latter once per tool arrays, and each call then validates only its rankings: after
+    the first-stage scan has flushed the cache, these checks cost more than the filtering
+    of one query.
+    """
+    n_tools = len(risk)
+    # Small calls flag only the tools they rank (4x: the unique() sort must stay cheaper).
+    rows = np.unique(ranked) if ranked is not None and 4 * ranked.size < n_tools else None
+    high, broad = _tool_flags(risk, counts, high_risk_level, broad_level, rows)
     emb, tol, tol64 = None, 0.0, 0.0
     if thr is not None:
         if embeddings is None:
             raise ValueError(MSG_EMBEDDINGS_MISSING.format(thr=thr))
-        every = np.arange(n_tools).reshape(1, -1)
-        emb, max_sq = _check_embeddings(embeddings, every, n_tools, n_tools, len(counts))
+        used = np.arange(n_tools).reshape(1, -1) if ranked is None else ranked
+        emb, max_sq = _check_embeddings(embeddings, used, n_tools, n_tools, len(counts))
         tol = _dot_error_bound(emb.dtype, emb.shape[1], max_sq)
         tol64 = _dot_error_bound(np.float64, emb.shape[1], max_sq)
     elif embeddings is not None and len(embeddings) != n_tools:
@@ -274,30 +284,13 @@ def _prepare(ranked, risk, permission_counts, embeddings, k, options, *, single,
     """
     k, max_high, level, max_broad, broad_level, thr = _check_options(k, *options)
     ranked = _check_ranked(ranked, single)
-    if tools is not None:
-        high, broad, emb, tol, tol64 = tools
-        ranked = _check_indices(ranked, len(high), single)
-        return ranked, _Rules(high, broad, emb, k, max_high, max_broad, thr, tol, tol64)
-    risk, counts = _check_tool_arrays(risk, permission_counts)
-    n_tools = len(risk)
-    if len(counts) != n_tools:
-        n_emb = "-" if embeddings is None else len(embeddings)
-        raise ValueError(MSG_LENGTH.format(n_risk=n_tools, n_perm=len(counts), n_emb=n_emb))
-    ranked = _check_indices(ranked, n_tools, single)
-    # Small calls flag only the tools they rank (4x: the unique() sort must stay cheaper).
-    rows = np.unique(ranked) if 4 * ranked.size < n_tools else None
-    high, broad = _tool_flags(risk, counts, level, broad_level, rows)
-    emb, tol, tol64 = None, 0.0, 0.0
-    if thr is not None:
-        if embeddings is None:
-            raise ValueError(MSG_EMBEDDINGS_MISSING.format(thr=thr))
-        emb, max_sq = _check_embeddings(embeddings, ranked, n_tools, n_tools, len(counts))
-        tol = _dot_error_bound(emb.dtype, emb.shape[1], max_sq)
-        tol64 = _dot_error_bound(np.float64, emb.shape[1], max_sq)
-    elif embeddings is not None:
-        n_emb = len(embeddings)
-        if n_emb != n_tools:
-            raise ValueError(MSG_LENGTH.format(n_risk=n_tools, n_perm=len(counts), n_emb=n_emb))
+    if tools is None:
+        risk, counts = _check_tools(risk, permission_counts, embeddings)
+        ranked = _check_indices(ranked, len(risk), single)
+        tools = _tool_rules(risk, counts, embeddings, level, broad_level, thr, ranked)
+    else:
+        ranked = _check_indices(ranked, len(tools[0]), single)
+    high, broad, emb, tol, tol64 = tools
     return ranked, _Rules(high, broad, emb, k, max_high, max_broad, thr, tol, tol64)
 
 
@@ -926,8 +919,9 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
         cached = getattr(self, "_tools", None)
         if (cached is None or cached[1] != opts
                 or any(a is not b for a, b in zip(cached[0], arrays))):
-            tools = _tool_rules(*arrays, self.high_risk_level, self.broad_level,
-                                self.redundancy_threshold)
+            risk, counts = _check_tools(*arrays)
+            tools = _tool_rules(risk, counts, arrays[2], self.high_risk_level,
+                                self.broad_level, self.redundancy_threshold)
             cached = (arrays, opts, tools)
             self._tools = cached
         return cached[2]

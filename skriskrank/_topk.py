@@ -24,7 +24,8 @@ __all__ = ["available", "topk_rows"]
 
 @functools.cache
 def heap():
-    """The compiled heap helpers ``(worse, push, replace_top)``, shared with ``_index``.
+    """The compiled heap helpers ``(worse, push, replace_top, sift_down)``, shared with
+    ``_index``.
 
     A min-heap over parallel arrays ``vals``, ``pos``: the root is the entry that ranks last.
     """
