@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from numbers import Integral
 
 import numpy as np
+from joblib import effective_n_jobs
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -47,6 +49,14 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
         ``"int8"`` when numba is installed and the registry has at least 20,000 tools.
         Larger batches, and batches whose scores an earlier step changed, always take
         the exact path.
+    n_jobs : int, default=None
+        Threads that share the int8 scan of one call. ``None`` means 1 unless in a
+        :func:`joblib.parallel_config` context; ``-1`` means every core. Never more than
+        the cores the process may run on, nor ``OMP_NUM_THREADS`` when set (as joblib's
+        process workers set it), so a ``GridSearchCV(n_jobs=...)`` worker does not
+        oversubscribe. The scan is bound by memory bandwidth, which two cores share
+        only in part: at 100,000 tools, 2 threads took a whole single-query pipeline
+        call from 2.47 to 2.12 ms. The result does not depend on it.
 
     Attributes
     ----------
@@ -80,12 +90,14 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
         "n_candidates": [Interval(Integral, 1, None, closed="left")],
         "k": [Interval(Integral, 1, None, closed="left")],
         "search": [StrOptions({"auto", "exact", "int8"})],
+        "n_jobs": [Integral, None],
     }
 
-    def __init__(self, *, n_candidates=100, k=5, search="auto"):
+    def __init__(self, *, n_candidates=100, k=5, search="auto", n_jobs=None):
         self.n_candidates = n_candidates
         self.k = k
         self.search = search
+        self.n_jobs = n_jobs
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -112,6 +124,7 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
         if self.search == "int8" and not _index.available():
             raise ValueError(MSG_NO_NUMBA)
         X = self._check_input(X, reset=True)
+        self._threads()  # n_jobs=0 fails here, not on the first online call
         self._fit_batch_state(X)
         self._index = None
         if self._uses_index(len(X.registry)):
@@ -140,6 +153,15 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
             self._index = cached
         return cached[1]
 
+    def _threads(self) -> int:
+        threads = effective_n_jobs(self.n_jobs)
+        limits = [len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                  else os.cpu_count() or 1]
+        omp = os.environ.get("OMP_NUM_THREADS", "")
+        if omp.isdigit() and int(omp) > 0:
+            limits.append(int(omp))
+        return max(1, min(threads, *limits))
+
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_index"] = None  # rebuilt on first use: it is a function of the embeddings
@@ -166,7 +188,7 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
                 and np.isfinite(X.query_embeddings).all()):
             index = self._index_of(X.tool_embeddings)
             if index is not None:
-                cand, scores = index.top(X.query_embeddings, n)
+                cand, scores = index.top(X.query_embeddings, n, n_threads=self._threads())
                 return X.replace(candidates=cand, scores=scores)
         order = X.order(n)
         return X.replace(

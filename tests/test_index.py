@@ -36,9 +36,11 @@ def _registry(n):
     dup=st.booleans(),
     peaked=st.booleans(),
     block=st.sampled_from([1, 3, 16, 256]),
+    n_threads=st.sampled_from([1, 2, 3]),
     seed=st.integers(0, 2**16),
 )
-def test_index_top_is_the_exact_top(n_tools, dim, n_queries, n, dup, peaked, block, seed):
+def test_index_top_is_the_exact_top(n_tools, dim, n_queries, n, dup, peaked, block, n_threads,
+                                    seed):
     rng = np.random.default_rng(seed)
     tools = rng.normal(size=(n_tools, dim))
     if peaked:  # int8 scales (each row's peak) spread over a wide range
@@ -49,7 +51,12 @@ def test_index_top_is_the_exact_top(n_tools, dim, n_queries, n, dup, peaked, blo
     q = _unit(rng.normal(size=(n_queries, dim)))
     q[0] = tools[rng.integers(0, n_tools)]
     n = min(n, n_tools)
-    idx, scores = Int8CosineIndex(tools, block=block).top(q, n)
+    index = Int8CosineIndex(tools, block=block)
+    idx, scores = index.top(q, n, n_threads=n_threads)
+    # Threads share the scan, and nothing else: the same answer, bit for bit.
+    single = index.top(q, n)
+    np.testing.assert_array_equal(idx, single[0])
+    np.testing.assert_array_equal(scores, single[1])
     assert idx.shape == scores.shape == (n_queries, n)
     for j in range(n_queries):
         exact = tools @ q[j]
@@ -211,3 +218,42 @@ def test_int8_search_without_numba_is_rejected(monkeypatch):
     # "auto" quietly keeps the exact path.
     retr = DenseRetriever(search="auto", n_candidates=5).fit(batch)
     assert retr.transform(batch).candidates[0, 0] == 0
+
+
+@needs_numba
+def test_int8_retriever_threads_follow_n_jobs_and_the_environment(monkeypatch):
+    import joblib
+
+    rng = np.random.default_rng(4)
+    tools = _unit(rng.normal(size=(3_000, 16)))
+    q = _unit(rng.normal(size=(1, 16)))
+    reg = _registry(len(tools))
+    batch = RankingBatch.full_pool(reg, q, tools)
+    seen = []
+    real_top = Int8CosineIndex.top
+
+    def spy(self, queries, n, *, n_threads=1):
+        seen.append(n_threads)
+        return real_top(self, queries, n, n_threads=n_threads)
+
+    monkeypatch.setattr(Int8CosineIndex, "top", spy)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(_retriever.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    answers = []
+    for n_jobs in (None, 1, 2, -1, 64):
+        retr = DenseRetriever(search="int8", n_jobs=n_jobs).fit(batch)
+        answers.append(retr.transform(RankingBatch.full_pool(reg, q, tools)).candidates)
+    # None is 1; -1 and anything larger are capped at the 2 cores the process may use.
+    assert seen == [1, 1, 2, 2, 2]
+    with joblib.parallel_config(n_jobs=2):
+        retr = DenseRetriever(search="int8").fit(batch)
+        retr.transform(RankingBatch.full_pool(reg, q, tools))
+    assert seen[-1] == 2
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # as joblib's process workers set it
+    DenseRetriever(search="int8", n_jobs=-1).fit(batch).transform(
+        RankingBatch.full_pool(reg, q, tools))
+    assert seen[-1] == 1
+    for a in answers[1:]:
+        np.testing.assert_array_equal(a, answers[0])
+    with pytest.raises(ValueError, match="n_jobs == 0"):
+        DenseRetriever(search="int8", n_jobs=0).fit(batch)
