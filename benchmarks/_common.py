@@ -23,18 +23,27 @@ import numpy as np
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def best_of(fns: dict, repeats: int) -> dict:
-    """Best wall time of each callable, the callables interleaved within every repeat.
+def best_of(fns: dict, repeats: int, min_seconds: float = 0.0) -> dict:
+    """Best wall time of one call of each callable, the callables interleaved every repeat.
 
     Interleaving puts every implementation under the same background load, which is what
-    makes their ratio meaningful on a shared machine.
+    makes their ratio meaningful on a shared machine. Within a repeat each callable runs
+    until it has taken ``min_seconds`` (at least once), as ``timeit``'s autorange does: a
+    0.1 s call is far more exposed to a burst of load on the shared cores than a 5 s one,
+    whose single run already averages over it.
     """
     best = {name: float("inf") for name in fns}
     for _ in range(repeats):
         for name, fn in fns.items():
-            t0 = time.perf_counter()
-            fn()
-            best[name] = min(best[name], time.perf_counter() - t0)
+            spent = 0.0
+            while True:
+                t0 = time.perf_counter()
+                fn()
+                dt = time.perf_counter() - t0
+                best[name] = min(best[name], dt)
+                spent += dt
+                if spent >= min_seconds:
+                    break
     return best
 
 

@@ -18,9 +18,10 @@ side by side in one process:
 * ``torch_module``: the trained torch module's own forward pass (also a concatenation),
   for context.
 
-The scores must agree to 1e-5. The script also times numpy GEMMs on the shapes each
-implementation is made of, so that the achieved FLOP/s can be read as a fraction of what
-this machine's BLAS delivers on the same shapes right now.
+Each repeat runs every callable for at least 0.5 s (at least once) and keeps its best call,
+as ``timeit``'s autorange does. The scores must agree to 1e-5. The script also times numpy
+GEMMs on the shapes each implementation is made of, so that the achieved FLOP/s can be read
+as a fraction of what this machine's BLAS delivers on the same shapes right now.
 
 Run ``python -m benchmarks.bench_scoring`` (full) or ``--quick`` (seconds).
 """
@@ -46,9 +47,10 @@ from benchmarks._common import (
     write_md,
 )
 
-FULL = dict(n_queries=1000, n_tools=2032, dims=(384, 1024), repeats=2, ref_block=8,
-            torch_dims=(384,))
-QUICK = dict(n_queries=40, n_tools=150, dims=(16, 32), repeats=1, ref_block=4, torch_dims=(16,))
+FULL = dict(n_queries=1000, n_tools=2032, dims=(384, 1024), repeats=2, min_seconds=0.5,
+            ref_block=8, torch_dims=(384,))
+QUICK = dict(n_queries=40, n_tools=150, dims=(16, 32), repeats=1, min_seconds=0.0, ref_block=4,
+             torch_dims=(16,))
 #: The relevance heads compared: name -> RiskAwareReranker parameters.
 HEADS = {
     "concat": {"relevance_head": "concat"},
@@ -188,7 +190,8 @@ def fit_reranker(kind, reg, t_emb, cluster, seed=0):
     return rr, module
 
 
-def run(*, n_queries, n_tools, dims, repeats, ref_block, torch_dims=(), seed=0, with_torch=True):
+def run(*, n_queries, n_tools, dims, repeats, ref_block, min_seconds=0.0, torch_dims=(), seed=0,
+        with_torch=True):
     from skriskrank import RankingBatch
 
     rows = []
@@ -210,7 +213,7 @@ def run(*, n_queries, n_tools, dims, repeats, ref_block, torch_dims=(), seed=0, 
                 tor = torch_relevance(module, q_emb, t_emb, ref_block)
                 err = max(err, float(np.abs(lib - tor).max()))
                 fns["torch_module"] = lambda: torch_relevance(module, q_emb, t_emb, ref_block)
-            times = best_of(fns, repeats)
+            times = best_of(fns, repeats, min_seconds)
             h = rr.heads_["Wq"].shape[0]
             fl = flop_counts(kind, n_queries, n_tools, d, h, ref_block)
             ref_peak = gemm_rate(fl["reference_gemm_shape"])
@@ -248,7 +251,7 @@ def run(*, n_queries, n_tools, dims, repeats, ref_block, torch_dims=(), seed=0, 
                 file=sys.stderr,
             )
     return {"environment": environment(), "tolerance": TOLERANCE, "repeats": repeats,
-            "results": rows}
+            "min_seconds": min_seconds, "results": rows}
 
 
 def _markdown(res):
@@ -270,8 +273,10 @@ def _markdown(res):
         "# Scoring benchmark: fitted reranker vs per-pair concatenation",
         "",
         f"{res['results'][0]['n_queries']} queries x {res['results'][0]['n_tools']} tools, "
-        f"best of {res['repeats']} interleaved repeats; {env.get('cpu_count')} CPUs, load "
-        f"average {env.get('load_average')}.",
+        f"best call of {res['repeats']} interleaved repeats, each running a callable for at "
+        f"least {res.get('min_seconds', 0.0)} s (a 0.1 s call is more exposed to a burst of "
+        f"load than a 5 s one); {env.get('cpu_count')} CPUs, load average "
+        f"{env.get('load_average')}.",
         "",
         md_table(head, rows),
         "",
