@@ -257,3 +257,22 @@ def test_int8_retriever_threads_follow_n_jobs_and_the_environment(monkeypatch):
         np.testing.assert_array_equal(a, answers[0])
     with pytest.raises(ValueError, match="n_jobs == 0"):
         DenseRetriever(search="int8", n_jobs=0).fit(batch)
+
+
+def test_cpu_count_is_read_once_per_process(monkeypatch):
+    # joblib's cpu_count reads cgroup files (60 us or more): an online call must not pay it,
+    # but a forked worker must read its own.
+    calls = []
+    monkeypatch.setattr(_retriever, "_CPUS", {})
+    monkeypatch.setattr(_retriever, "cpu_count", lambda: calls.append(1) or 3)
+    assert [_retriever._cpu_count() for _ in range(3)] == [3, 3, 3]
+    assert len(calls) == 1
+    monkeypatch.setattr(_retriever.os, "getpid", lambda: -1)
+    assert _retriever._cpu_count() == 3
+    assert len(calls) == 2
+    monkeypatch.setattr(_retriever.os, "sched_getaffinity", lambda pid: set(range(8)),
+                        raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    # -1 is every CPU joblib counts (3 here, fewer than the affinity mask's 8).
+    assert DenseRetriever(n_jobs=-1)._threads() == 3
+    assert DenseRetriever(n_jobs=-2)._threads() == 2
