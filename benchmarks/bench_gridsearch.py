@@ -64,10 +64,12 @@ def thread_state() -> dict:
     import torch
     from threadpoolctl import threadpool_info
 
-    from skriskrank import _reranker
+    from skriskrank import DenseRetriever, _reranker
 
     return {
         "pid": os.getpid(),
+        # Threads the int8 scan of an online call would use asked for every core.
+        "scan_threads_all_cores": DenseRetriever(n_jobs=-1)._threads(),
         # Trainings this process has cached so far: a worker that trains every candidate
         # of a fold again shows as many entries as candidates it fitted.
         "fit_cache_entries": len(_reranker._FIT_CACHE),
@@ -257,6 +259,7 @@ def threads_and_pickling(ds, cache, *, n_queries, folds, grid, epochs):
     workers = [s for s in logs if s["pid"] != parent["pid"]]
     max_threads = max(
         [s["torch_threads"] for s in workers]
+        + [s.get("scan_threads_all_cores", 0) for s in workers]
         + [p["num_threads"] or 0 for s in workers for p in s["threadpools"]], default=0
     )
     return {
@@ -310,15 +313,17 @@ def _markdown(res):
         rows = [[s["pid"] if s["pid"] != th["parent"]["pid"] else f"parent {s['pid']} (refit)",
                  s["torch_threads"], s["torch_interop_threads"],
                  "; ".join(f"{p['internal_api']}={p['num_threads']}" for p in s["threadpools"]),
-                 s["env"].get("OMP_NUM_THREADS")] for s in th["grid_worker_states"]]
+                 s.get("scan_threads_all_cores", "-"), s["env"].get("OMP_NUM_THREADS")]
+                for s in th["grid_worker_states"]]
         p = th["parent"]
         rows.insert(0, [f"parent {p['pid']}", p["torch_threads"], p["torch_interop_threads"],
                         "; ".join(f"{q['internal_api']}={q['num_threads']}"
-                                  for q in p["threadpools"]), p["env"].get("OMP_NUM_THREADS")])
+                                  for q in p["threadpools"]), p.get("scan_threads_all_cores", "-"),
+                        p["env"].get("OMP_NUM_THREADS")])
         lines += [
             "", "## Threads under GridSearchCV(n_jobs=2)", "",
             md_table(["process", "torch threads", "torch inter-op", "threadpools",
-                      "OMP_NUM_THREADS"], rows),
+                      "DenseRetriever(n_jobs=-1) scan threads", "OMP_NUM_THREADS"], rows),
             "",
             f"- {th['n_worker_processes']} worker processes, at most {th['worker_threads_max']} "
             f"threads each on {th['cpu_count']} CPUs: "
