@@ -217,6 +217,9 @@ def _pool(n_workers):
     """
     with _POOL_LOCK:
         if _POOL["pid"] != os.getpid() or _POOL["size"] < n_workers:
+            if _POOL["pid"] == os.getpid():
+                # A larger request replaces the pool; its threads end once idle.
+                _POOL["pool"].shutdown(wait=False)
             _POOL.update(pid=os.getpid(), size=n_workers,
                          pool=ThreadPoolExecutor(n_workers, thread_name_prefix="skriskrank"))
         return _POOL["pool"]

@@ -276,3 +276,15 @@ def test_cpu_count_is_read_once_per_process(monkeypatch):
     # -1 is every CPU joblib counts (3 here, fewer than the affinity mask's 8).
     assert DenseRetriever(n_jobs=-1)._threads() == 3
     assert DenseRetriever(n_jobs=-2)._threads() == 2
+
+
+@needs_numba
+def test_scan_pool_grows_and_retires_the_smaller_one(monkeypatch):
+    monkeypatch.setattr(_index, "_POOL", {"pid": None, "pool": None, "size": 0})
+    small = _index._pool(1)
+    assert _index._pool(1) is small
+    big = _index._pool(3)
+    assert big is not small and _index._pool(2) is big
+    with pytest.raises(RuntimeError, match="shutdown"):
+        small.submit(int)
+    big.shutdown()
