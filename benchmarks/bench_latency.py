@@ -10,8 +10,7 @@ same process and interleaved with them: ten rounds, each one batched predict (ti
 100 single calls with the scan on every core (``DenseRetriever(n_jobs=-1)``), then the same
 100 on one thread. The batched cost is the median of the rounds (one batched predict swings
 from 0.7 to 1.5 s on the shared machine); the per-round ratios are reported too. Query
-encoding with the packaged encoder is timed separately, one fresh text
-per call.
+encoding with the packaged encoder is timed separately, one fresh text per call.
 
 Run ``python -m benchmarks.bench_latency`` (full) or ``--quick`` (seconds).
 """
