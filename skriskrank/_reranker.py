@@ -552,6 +552,9 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         if self.random_state is None or not isinstance(self.random_state, Integral):
             return None  # an unseeded fit is not reproducible, so never reuse one
         params = {k: v for k, v in self.get_params().items() if k not in _INFERENCE_ONLY}
+        if self.relevance_head == "concat":
+            # The concatenation head has no interaction term: any rank trains the same model.
+            params.pop("interaction_rank")
         return joblib.hash(
             (params, X.query_embeddings, X.tool_embeddings, np.asarray(X.candidates),
              X.scores, X.registry.fingerprint, [r.tolist() for r in relevant])

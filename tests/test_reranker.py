@@ -441,6 +441,19 @@ def test_fits_differing_only_in_inference_params_share_the_training(data, train_
     assert len(train_calls) == 5
 
 
+def test_concat_fits_differing_only_in_interaction_rank_share_the_training(data, train_calls):
+    batch, y = data
+    params = {**FAST, "relevance_head": "concat"}
+    a = RiskAwareReranker(**{**params, "interaction_rank": 8}).fit(batch, y)
+    b = RiskAwareReranker(**{**params, "interaction_rank": None}).fit(batch, y)
+    assert len(train_calls) == 1
+    np.testing.assert_array_equal(a.transform(batch).scores, b.transform(batch).scores)
+    # The residual head uses the rank, so there it still means a new training.
+    RiskAwareReranker(**{**FAST, "interaction_rank": 8}).fit(batch, y)
+    RiskAwareReranker(**{**FAST, "interaction_rank": None}).fit(batch, y)
+    assert len(train_calls) == 3
+
+
 def test_unseeded_fits_never_reuse(data, train_calls):
     batch, y = data
     params = {**FAST, "random_state": None}
