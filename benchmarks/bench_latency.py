@@ -97,9 +97,9 @@ def run_size(n_tools, *, n_train, n_calls, dim, epochs, rounds, seed=0):
     variants = {"all_cores": -1, "one_thread": None}
     batch_times = []
     single = {v: np.empty(n_calls) for v in variants}
-    round_p50 = {v: [] for v in variants}
     same = True
-    for calls in np.array_split(np.arange(n_calls), rounds):
+    splits = np.array_split(np.arange(n_calls), rounds)
+    for calls in splits:
         t0 = time.perf_counter()
         batched()
         batch_times.append(time.perf_counter() - t0)
@@ -110,11 +110,11 @@ def run_size(n_tools, *, n_train, n_calls, dim, epochs, rounds, seed=0):
                 top = pipe.predict(RankingBatch.full_pool(reg, q[i : i + 1], emb))
                 single[v][i] = time.perf_counter() - t0
                 same &= bool(np.array_equal(top[0], expected[i]))
-            round_p50[v].append(float(np.median(single[v][calls])))
     pipe.set_params(retrieve__n_jobs=-1)
     per_query = float(np.median(batch_times)) / n_calls
     one = percentiles(single["one_thread"])
-    single, round_p50 = single["all_cores"], round_p50["all_cores"]
+    single = single["all_cores"]
+    round_p50 = [float(np.median(single[calls])) for calls in splits]
     stats = percentiles(single)
     # The memory-bound floor of an exact single call: one query's cosine against every tool
     # reads the whole float32 tool matrix, which a batch reads once for all its queries.

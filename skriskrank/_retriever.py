@@ -177,6 +177,7 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
         else:
             threads = effective_n_jobs(self.n_jobs)  # raises for 0
         limits = [_cpu_count()]
+        # Read live (0.4 us): the affinity mask can change after the count was cached.
         if hasattr(os, "sched_getaffinity"):
             limits.append(len(os.sched_getaffinity(0)))
         omp = os.environ.get("OMP_NUM_THREADS", "")
