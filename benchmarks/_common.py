@@ -208,10 +208,11 @@ def synthetic_registry(n_tools, dim=384, *, cluster_size=16, spread=0.45, seed=0
              for k in n_perm]
     verbs = rng.integers(0, len(_VERBS), size=n_tools)
     nouns = rng.integers(0, len(_NOUNS), size=n_tools)
-    names = [f"{_VERBS[v]}_{_NOUNS[n]}_{i}" for i, (v, n) in enumerate(zip(verbs, nouns))]
+    names = [f"{_VERBS[v]}_{_NOUNS[n]}_{i}"
+             for i, (v, n) in enumerate(zip(verbs, nouns, strict=True))]
     descriptions = [
         f"{_VERBS[v].capitalize()} a {_NOUNS[n]} in service {c}"
-        for v, n, c in zip(verbs, nouns, cluster)
+        for v, n, c in zip(verbs, nouns, cluster, strict=True)
     ]
     reg = ToolRegistry(names, descriptions, risk.tolist(), perms)
     return reg, emb, cluster
@@ -244,11 +245,11 @@ def warm_compiled_kernels(dim=384):
 
     Fits and predicts the scale benchmark's pipeline once on a tiny synthetic registry, so
     the top-k, scoring, smoothing and rule-filter kernels are each called with the dtypes
-    the real runs use. Without numba it only costs that small fit.
+    the real runs use.
     """
-    from skriskrank import RankingBatch, _index
-
     from benchmarks.bench_scale import make_steps
+    from skriskrank import RankingBatch
+    from skriskrank._fast import Int8CosineIndex
 
     reg, emb, cluster = synthetic_registry(300, dim, seed=99)
     q, gold = synthetic_queries(emb, cluster, 40, seed=98)
@@ -258,5 +259,4 @@ def warm_compiled_kernels(dim=384):
         step.fit(batch, y if name in ("rerank", "smooth") else None)
         batch = step.transform(batch)
     batch.ranked_names(5)
-    if _index.available():
-        _index.Int8CosineIndex(emb).top(q[:1], 10)
+    Int8CosineIndex(emb).top(q[:1], 10)

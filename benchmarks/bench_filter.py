@@ -1,4 +1,4 @@
-"""Benchmark: the vectorized rule filter against a straightforward per-query Python loop.
+"""Benchmark: the compiled rule filter against a straightforward per-query Python loop.
 
 Both run the greedy rule filter of Appendix C (risk cap, broad-permission cap, redundancy
 threshold) on the same synthetic batch, side by side in one process. The loop is written
@@ -35,9 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from skriskrank import UNKNOWN_RISK
-from skriskrank import _filter_kernel
-from skriskrank._filter import _rule_filter_batch, rule_filter_batch
+from skriskrank import UNKNOWN_RISK, rule_filter
 
 RISK_COUNTS = {1: 958, 2: 799, 3: 155, 4: 115, 5: 5}
 UNKNOWN_FRACTION = 0.01
@@ -155,32 +153,19 @@ def run(*, n_queries, n_candidates, n_tools, dim, repeats, k=5, seed=0):
         n_queries=n_queries, n_candidates=n_candidates, n_tools=n_tools, dim=dim, seed=seed
     )
     args = (data["ranked"], data["risk"], data["permission_counts"], data["embeddings"], k)
-    engine = _filter_kernel.default_engine()
-
-    def numpy_engine():
-        return _rule_filter_batch(*args, engine="numpy", **OPTIONS)
-
-    # Warm all up once (imports, the numba compile, BLAS threads, page cache) before timing.
+    # Warm both up once (imports, the numba compile, BLAS threads, page cache) before timing.
     reference_filter(*args, **OPTIONS)
-    rule_filter_batch(*args, **OPTIONS)
-    numpy_engine()
-    (ref_wall, vec_wall, np_wall), (ref_cpu, vec_cpu, np_cpu), (expected, got, got_np) = (
-        _best_of(
-            [lambda: reference_filter(*args, **OPTIONS),
-             lambda: rule_filter_batch(*args, **OPTIONS), numpy_engine],
-            repeats,
-        )
+    rule_filter(*args, **OPTIONS)
+    (ref_wall, vec_wall), (ref_cpu, vec_cpu), (expected, got) = _best_of(
+        [lambda: reference_filter(*args, **OPTIONS), lambda: rule_filter(*args, **OPTIONS)],
+        repeats,
     )
-    identical = bool(np.array_equal(expected, got) and np.array_equal(expected, got_np))
+    identical = bool(np.array_equal(expected, got))
     if not identical:
-        for name, out in ((engine, got), ("numpy", got_np)):
-            bad = np.flatnonzero((expected != out).any(axis=1))
-            if bad.size:
-                raise AssertionError(
-                    f"rule_filter_batch ({name}) differs from the reference loop on "
-                    f"{bad.size} queries, first query {bad[0]}: {out[bad[0]].tolist()} vs "
-                    f"{expected[bad[0]].tolist()}"
-                )
+        bad = np.flatnonzero((expected != got).any(axis=1))
+        raise AssertionError(
+            f"rule_filter differs from the reference loop on {bad.size} queries, first query "
+            f"{bad[0]}: {got[bad[0]].tolist()} vs {expected[bad[0]].tolist()}")
     return dict(
         config=dict(
             n_queries=n_queries, n_candidates=n_candidates, n_tools=n_tools, dim=dim, k=k,
@@ -188,15 +173,11 @@ def run(*, n_queries, n_candidates, n_tools, dim, repeats, k=5, seed=0):
         ),
         data=_stats(data, got, k),
         reference_loop_seconds=ref_wall,
-        rule_filter_batch_seconds=vec_wall,
+        rule_filter_seconds=vec_wall,
         speedup=ref_wall / vec_wall,
         reference_loop_cpu_seconds=ref_cpu,
-        rule_filter_batch_cpu_seconds=vec_cpu,
+        rule_filter_cpu_seconds=vec_cpu,
         speedup_cpu=ref_cpu / vec_cpu,
-        engine=engine,
-        numpy_engine_seconds=np_wall,
-        numpy_engine_cpu_seconds=np_cpu,
-        numpy_engine_speedup=ref_wall / np_wall,
         identical=identical,
         environment=dict(
             python=platform.python_version(), numpy=np.__version__,
@@ -222,18 +203,11 @@ def _markdown(res):
         "|---|---:|---:|",
         f"| per-query Python loop (reference) | {res['reference_loop_seconds'] * 1e3:.1f} | "
         f"{res['reference_loop_cpu_seconds'] * 1e3:.1f} |",
-        f"| `rule_filter_batch` (default engine: {res['engine']}) | "
-        f"{res['rule_filter_batch_seconds'] * 1e3:.1f} | "
-        f"{res['rule_filter_batch_cpu_seconds'] * 1e3:.1f} |",
+        f"| `rule_filter` (the compiled scan, validation included) | "
+        f"{res['rule_filter_seconds'] * 1e3:.1f} | {res['rule_filter_cpu_seconds'] * 1e3:.1f} |",
         f"| **speedup** | **{res['speedup']:.1f}x** | {res['speedup_cpu']:.1f}x |",
-        f"| `rule_filter_batch`, numpy engine (no numba) | "
-        f"{res['numpy_engine_seconds'] * 1e3:.1f} | {res['numpy_engine_cpu_seconds'] * 1e3:.1f} |",
-        f"| speedup, numpy engine | {res['numpy_engine_speedup']:.1f}x | "
-        f"{res['reference_loop_cpu_seconds'] / res['numpy_engine_cpu_seconds']:.1f}x |",
         "",
-        f"Outputs identical (both engines): {res['identical']}. The numba engine flags a row "
-        "whose similarities come within rounding of the threshold and rescans it with the "
-        "exact scalar scan.",
+        f"Outputs identical: {res['identical']}.",
         "",
         "Data: "
         f"{d['high_risk_fraction_of_candidates']:.1%} of candidates high risk, "
@@ -269,11 +243,9 @@ def main(argv=None):
     (args.out / "bench_filter.json").write_text(json.dumps(res, indent=2) + "\n")
     (args.out / "bench_filter.md").write_text(_markdown(res))
     print(
-        f"reference loop {res['reference_loop_seconds'] * 1e3:.1f} ms, rule_filter_batch "
-        f"{res['rule_filter_batch_seconds'] * 1e3:.1f} ms: {res['speedup']:.1f}x "
-        f"(CPU time {res['speedup_cpu']:.1f}x, engine {res['engine']}); numpy engine "
-        f"{res['numpy_engine_seconds'] * 1e3:.1f} ms ({res['numpy_engine_speedup']:.1f}x), "
-        f"identical={res['identical']}"
+        f"reference loop {res['reference_loop_seconds'] * 1e3:.1f} ms, rule_filter "
+        f"{res['rule_filter_seconds'] * 1e3:.1f} ms: {res['speedup']:.1f}x "
+        f"(CPU time {res['speedup_cpu']:.1f}x), identical={res['identical']}"
     )
     return res
 

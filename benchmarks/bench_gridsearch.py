@@ -8,11 +8,11 @@ Part 1, model selection (issue 5, target 6). On UltraTool with the real pipeline
 * a ``GridSearchCV`` over 4 ``risk_weight`` values x the same 5 folds (``refit=False``, so
   that both do the same 5-fold work per candidate; the refit is timed on its own).
 
-``risk_weight`` acts at inference only, so the reranker's fit cache should train 5 times for
-the whole grid, not 20. The script counts the trainings, checks that the embeddings come
-from the cache (``FrozenEmbedder.n_encoded()`` stays 0) and reports the grid's cost over the
-single cross-validation (target at most 1.5x). The reranker's fit cache is cleared before
-each of the two, so neither reuses the other's training.
+``risk_weight`` acts at inference only, so with ``RiskAwareReranker(memory=...)`` (a fresh
+cache directory for each of the two timings, so that neither reuses the other's training)
+the grid should train 5 times, not 20. The script counts the trainings, checks that the
+embeddings come from the cache (``FrozenEmbedder.n_encoded()`` stays 0) and reports the
+grid's cost over the single cross-validation (target at most 1.5x).
 
 Part 2, threads and pickling (target 7). A ``GridSearchCV(n_jobs=2)`` over a small grid runs
 with a probe step after the reranker that records, inside each worker process, torch's
@@ -64,15 +64,12 @@ def thread_state() -> dict:
     import torch
     from threadpoolctl import threadpool_info
 
-    from skriskrank import DenseRetriever, _reranker
+    from skriskrank import DenseRetriever
 
     return {
         "pid": os.getpid(),
         # Threads the int8 scan of an online call would use asked for every core.
         "scan_threads_all_cores": DenseRetriever(n_jobs=-1)._threads(),
-        # Trainings this process has cached so far: a worker that trains every candidate
-        # of a fold again shows as many entries as candidates it fitted.
-        "fit_cache_entries": len(_reranker._FIT_CACHE),
         "torch_threads": torch.get_num_threads(),
         "torch_interop_threads": torch.get_num_interop_threads(),
         "threadpools": [
@@ -100,16 +97,22 @@ class ThreadProbe(TransformerMixin, BaseEstimator):
         return X
 
 
-def build_pipeline(registry, cache, *, epochs, risk_weight=0.1, probe_dir=None):
+def build_pipeline(registry, cache, *, epochs, risk_weight=0.1, probe_dir=None, memory=None):
     from sklearn.pipeline import Pipeline
 
-    from skriskrank import (DenseRetriever, FrozenEmbedder, GraphSmoother,
-                            RiskAwareReranker, RuleFilter)
+    from skriskrank import (
+        DenseRetriever,
+        FrozenEmbedder,
+        GraphSmoother,
+        RiskAwareReranker,
+        RuleFilter,
+    )
 
     steps = [
         ("embed", FrozenEmbedder(registry, cache=cache, show_progress_bar=False)),
         ("retrieve", DenseRetriever(n_candidates=100)),
-        ("rerank", RiskAwareReranker(risk_weight=risk_weight, epochs=epochs, random_state=0)),
+        ("rerank", RiskAwareReranker(risk_weight=risk_weight, epochs=epochs, random_state=0,
+                                     memory=memory)),
     ]
     if probe_dir is not None:
         # Through the module's import name: a class of ``__main__`` (the script run with
@@ -129,29 +132,25 @@ def scorers(registry):
 
 
 class _TrainCounter:
-    """Counts RiskAwareReranker trainings (cache misses) in this process."""
+    """Counts the reranker's trainings (``memory`` misses) in this process."""
 
     def __enter__(self):
-        from skriskrank import RiskAwareReranker
+        from skriskrank import _reranker
 
-        self.cls, self.original, self.n = RiskAwareReranker, RiskAwareReranker._train, 0
-        counter = self
+        self.module, self.original, self.n = _reranker, _reranker._train_heads, 0
+        counter, original = self, self.original
 
-        def counting(est, *a, **kw):
+        def _train_heads(params, seed, q_emb, t_emb, candidates, hard_pool, gold, risk,
+                         device, verbose=0):
             counter.n += 1
-            return counter.original(est, *a, **kw)
+            return original(params, seed, q_emb, t_emb, candidates, hard_pool, gold, risk,
+                            device, verbose)
 
-        RiskAwareReranker._train = counting
+        _reranker._train_heads = _train_heads
         return self
 
     def __exit__(self, *exc):
-        self.cls._train = self.original
-
-
-def _clear_fit_cache():
-    from skriskrank import _reranker
-
-    _reranker._FIT_CACHE.clear()
+        self.module._train_heads = self.original
 
 
 def model_selection(ds, cache, *, folds, grid, epochs):
@@ -169,27 +168,29 @@ def model_selection(ds, cache, *, folds, grid, epochs):
     warm_compiled_kernels(batch.tool_embeddings.shape[1])
     encoded0 = probe.n_encoded()
 
-    _clear_fit_cache()
-    with _TrainCounter() as c_cv:
-        t0 = time.perf_counter()
-        cvr = cross_validate(build_pipeline(ds.registry, cache, epochs=epochs), X, y, cv=cv,
-                             scoring=scorers(ds.registry), error_score="raise")
-        t_cv = time.perf_counter() - t0
-    _clear_fit_cache()
-    with _TrainCounter() as c_grid:
-        t0 = time.perf_counter()
-        search = GridSearchCV(build_pipeline(ds.registry, cache, epochs=epochs),
-                              {"rerank__risk_weight": list(grid)}, cv=cv,
-                              scoring=scorers(ds.registry), refit=False, error_score="raise")
-        search.fit(X, y)
-        t_grid = time.perf_counter() - t0
-    # The refit of the best candidate, on its own (a GridSearchCV with refit="ndcg" adds it).
-    best = int(np.argmax(search.cv_results_["mean_test_ndcg"]))
-    with _TrainCounter() as c_refit:
-        t0 = time.perf_counter()
-        build_pipeline(ds.registry, cache, epochs=epochs,
-                       risk_weight=grid[best]).fit(X, y)
-        t_refit = time.perf_counter() - t0
+    with tempfile.TemporaryDirectory() as cv_memory, tempfile.TemporaryDirectory() as memory:
+        with _TrainCounter() as c_cv:
+            t0 = time.perf_counter()
+            cvr = cross_validate(build_pipeline(ds.registry, cache, epochs=epochs,
+                                                memory=cv_memory), X, y, cv=cv,
+                                 scoring=scorers(ds.registry), error_score="raise")
+            t_cv = time.perf_counter() - t0
+        with _TrainCounter() as c_grid:
+            t0 = time.perf_counter()
+            search = GridSearchCV(build_pipeline(ds.registry, cache, epochs=epochs,
+                                                 memory=memory),
+                                  {"rerank__risk_weight": list(grid)}, cv=cv,
+                                  scoring=scorers(ds.registry), refit=False,
+                                  error_score="raise")
+            search.fit(X, y)
+            t_grid = time.perf_counter() - t0
+        # The refit of the best candidate, on its own (GridSearchCV with refit adds it).
+        best = int(np.argmax(search.cv_results_["mean_test_ndcg"]))
+        with _TrainCounter() as c_refit:
+            t0 = time.perf_counter()
+            build_pipeline(ds.registry, cache, epochs=epochs, risk_weight=grid[best],
+                           memory=memory).fit(X, y)
+            t_refit = time.perf_counter() - t0
     cvres = search.cv_results_
     return {
         "n_queries": len(X), "folds": folds, "grid": list(grid), "epochs": epochs,
@@ -220,10 +221,10 @@ def threads_and_pickling(ds, cache, *, n_queries, folds, grid, epochs):
 
     X, y = list(ds.queries[:n_queries]), list(ds.relevant[:n_queries])
     parent = thread_state()
-    with tempfile.TemporaryDirectory() as log_dir:
-        pipe = build_pipeline(ds.registry, cache, epochs=epochs, probe_dir=log_dir)
+    with tempfile.TemporaryDirectory() as log_dir, tempfile.TemporaryDirectory() as memory:
+        pipe = build_pipeline(ds.registry, cache, epochs=epochs, probe_dir=log_dir,
+                              memory=memory)
         unfitted_bytes = len(pickle.dumps(pipe))
-        _clear_fit_cache()
         # Start the two loky workers first, so that their start-up (imports) is timed apart.
         t0 = time.perf_counter()
         from benchmarks.bench_gridsearch import thread_state as probe_state
@@ -238,7 +239,6 @@ def threads_and_pickling(ds, cache, *, n_queries, folds, grid, epochs):
         search.fit(X, y)
         t_par = time.perf_counter() - t0
         logs = [json.loads(p.read_text()) for p in Path(log_dir).glob("*.json")]
-    _clear_fit_cache()
     t0 = time.perf_counter()
     GridSearchCV(build_pipeline(ds.registry, cache, epochs=epochs),
                  {"rerank__risk_weight": list(grid)},
@@ -330,8 +330,8 @@ def _markdown(res):
             f"{'OVERSUBSCRIBED' if th['oversubscribed'] else 'no oversubscription'}.",
             f"- Small grid: n_jobs=2 {th['grid_n_jobs_2_seconds']:.1f} s (after "
             f"{th['worker_start_seconds']:.1f} s starting the workers), n_jobs=1 "
-            f"{th['grid_n_jobs_1_seconds']:.1f} s; fit-cache entries per worker after each "
-            f"fit: {[s['fit_cache_entries'] for s in th['grid_worker_states']]}.",
+            f"{th['grid_n_jobs_1_seconds']:.1f} s (the n_jobs=2 search shares one `memory` "
+            "directory across its workers; the n_jobs=1 one has none).",
             f"- Pickles: unfitted pipeline {th['pickle_unfitted_bytes'] / 1e6:.2f} MB, fitted "
             f"{th['pickle_fitted_bytes'] / 1e6:.2f} MB (dump {th['pickle_dump_seconds']:.2f} s); "
             f"worker predictions match the parent's: {th['worker_predictions_match']}.",

@@ -135,7 +135,7 @@ def run_size(n_tools, *, n_train, n_calls, dim, epochs, rounds, seed=0):
         "batched_per_query_seconds": per_query,
         "best_batched_per_query_seconds": min(batch_times) / n_calls,
         "p50_over_batched_per_round": [
-            p / (b / n_calls) for p, b in zip(round_p50, batch_times)],
+            p / (b / n_calls) for p, b in zip(round_p50, batch_times, strict=True)],
         "single_call_seconds_one_thread": one,
         "p50_over_batched_one_thread": one["p50"] / per_query,
         "p50_over_batched": stats["p50"] / per_query,
@@ -214,7 +214,7 @@ def _markdown(res):
         "costs. The pipeline does not compute it: the full-pool batch defers its cosine, "
         "and `DenseRetriever(search='auto')` finds the same top 100 from an int8 copy of "
         "the tool embeddings (a quarter of the bytes) with exact float32 rescoring, inside "
-        "the *retrieve* stage below (`skriskrank/_index.py`).",
+        "the *retrieve* stage below (`skriskrank/_fast/_index.py`).",
         "",
         "## Mean ms per stage of a single call",
         "",

@@ -97,7 +97,8 @@ def run_size(n_tools, *, n_train, n_test, dim, epochs, seed=0, check_pipeline=Fa
         with meter.stage(f"predict/{name}"):
             batch = step.transform(batch)
     top = batch.ranked_names(K)
-    hits = [len(set(row) & set(reg.names[g])) / min(K, len(g)) for row, g in zip(top, gold_test)]
+    hits = [len(set(row) & set(reg.names[g])) / min(K, len(g))
+            for row, g in zip(top, gold_test, strict=True)]
     smoother = dict(steps)["smooth"]
     res = {
         "n_tools": n_tools,

@@ -34,8 +34,6 @@ from pathlib import Path
 
 import numpy as np
 
-from skriskrank._scoring import _PROJECTED_ELEMS
-
 from benchmarks._common import (
     RESULTS,
     best_of,
@@ -46,6 +44,7 @@ from benchmarks._common import (
     write_json,
     write_md,
 )
+from skriskrank._scoring import _BLOCK as _PROJECTED_ELEMS
 
 FULL = dict(n_queries=1000, n_tools=2032, dims=(384, 1024), repeats=2, min_seconds=0.5,
             ref_block=8, torch_dims=(384,))
@@ -183,10 +182,10 @@ def fit_reranker(kind, reg, t_emb, cluster, seed=0):
         with torch.no_grad():
             g = torch.Generator().manual_seed(seed)
             module.rel_out.weight.normal_(0.0, 0.2, generator=g)
-        from skriskrank._reranker import _heads_from_module
+        from skriskrank._scoring import HeadWeights
 
-        rr.heads_ = _heads_from_module(module, t_emb.shape[1])
-        rr._tool_hidden = None
+        rr.heads_ = HeadWeights.from_module(module)
+        rr._tool_side = None
     return rr, module
 
 
@@ -205,16 +204,18 @@ def run(*, n_queries, n_tools, dims, repeats, ref_block, min_seconds=0.0, torch_
             ref = reference_relevance(module, q_emb, t_emb, ref_block)
             err = float(np.abs(lib - ref).max())
             fns = {
-                "library": lambda: rr.relevance_scores(batch),
-                "reference": lambda: reference_relevance(module, q_emb, t_emb, ref_block),
+                "library": lambda rr=rr, batch=batch: rr.relevance_scores(batch),
+                "reference": lambda m=module, q=q_emb, t=t_emb: reference_relevance(
+                    m, q, t, ref_block),
             }
             timed_torch = with_torch and d in torch_dims
             if timed_torch:
                 tor = torch_relevance(module, q_emb, t_emb, ref_block)
                 err = max(err, float(np.abs(lib - tor).max()))
-                fns["torch_module"] = lambda: torch_relevance(module, q_emb, t_emb, ref_block)
+                fns["torch_module"] = lambda m=module, q=q_emb, t=t_emb: torch_relevance(
+                    m, q, t, ref_block)
             times = best_of(fns, repeats, min_seconds)
-            h = rr.heads_["Wq"].shape[0]
+            h = rr.heads_.hidden
             fl = flop_counts(kind, n_queries, n_tools, d, h, ref_block)
             ref_peak = gemm_rate(fl["reference_gemm_shape"])
             lib_peak = gemm_rate(fl["library_gemm_shape"])

@@ -32,11 +32,10 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 from sklearn.model_selection import KFold  # noqa: E402
 
+from benchmarks._common import RESULTS, environment, md_table, write_json, write_md  # noqa: E402
 from skriskrank import DenseRetriever, FrozenEmbedder, RiskAwareReranker  # noqa: E402
 from skriskrank.datasets import load_sealtools, load_ultratool  # noqa: E402
 from skriskrank.metrics import ranking_report  # noqa: E402
-
-from benchmarks._common import RESULTS, environment, md_table, write_json, write_md  # noqa: E402
 
 #: Ranks compared; None is the elementwise product of the full embeddings.
 RANKS = (8, 16, 32, 64, None)

@@ -28,11 +28,14 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import argparse  # noqa: E402
+import atexit  # noqa: E402
 import datetime  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
 import platform  # noqa: E402
+import shutil  # noqa: E402
 import sys  # noqa: E402
+import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -41,22 +44,22 @@ from sklearn.model_selection import GridSearchCV, KFold  # noqa: E402
 from sklearn.pipeline import Pipeline  # noqa: E402
 from tqdm.auto import tqdm  # noqa: E402
 
-from skriskrank import (  # noqa: E402
+from skriskrank import (  # noqa: E402  # noqa: E402
     DenseRetriever,
     FrozenEmbedder,
+    GraphSmoother,
     RiskAwareReranker,
+    RuleFilter,
     best_under_risk_budget,
     make_ranking_scorer,
 )
 from skriskrank._embedding import _resolve_model  # noqa: E402
-from skriskrank._baselines import (  # noqa: E402
+from skriskrank.baselines import (  # noqa: E402
     BM25Reranker,
     CrossEncoderReranker,
     MMRReranker,
     RiskPenaltyReranker,
 )
-from skriskrank._filter import RuleFilter  # noqa: E402
-from skriskrank._graph import GraphSmoother  # noqa: E402
 from skriskrank.datasets import load_sealtools, load_ultratool  # noqa: E402
 from skriskrank.metrics import ranking_report  # noqa: E402
 
@@ -110,6 +113,10 @@ class Benchmark:
         self.nested = []
         self.cross_encoder_status = None
         self.seeds = list(range(args.seeds))
+        # The nested search refits the reranker once per risk_weight and fold; memory=
+        # trains it once per fold (removed when the process ends).
+        self.memory = tempfile.mkdtemp(prefix="skriskrank-paper-")
+        atexit.register(shutil.rmtree, self.memory, ignore_errors=True)
 
     # -- helpers -----------------------------------------------------------------------------
     def _embedder(self):
@@ -118,7 +125,7 @@ class Benchmark:
     def _reranker(self, head, seed):
         return RiskAwareReranker(
             risk_weight=CORE_LAMBDA, relevance_head=head, random_state=seed,
-            epochs=self.args.epochs,
+            epochs=self.args.epochs, memory=self.memory,
         )
 
     def _pipeline(self, setting, head, seed):
@@ -175,7 +182,7 @@ class Benchmark:
         for g in train.relevant:
             for t in g:
                 counts[t] = counts.get(t, 0) + 1
-        for i, g in zip(te, test.relevant):
+        for i, g in zip(te, test.relevant, strict=True):
             self.long_tail[i] = all(counts.get(t, 0) <= LONG_TAIL_MAX for t in g)
 
     def _baselines(self, setting, batches, train, te, graphs, rule):
@@ -353,7 +360,7 @@ def _masks(bench):
     if key in bench.store.data:
         idx, top, _ = bench.store.arrays(key, "det")
         stress = np.zeros(len(ds), dtype=bool)
-        for i, row in zip(idx, top):
+        for i, row in zip(idx, top, strict=True):
             risky = reg.risk[row] >= 3
             not_gold = ~bench.store.gold[i, row]
             stress[i] = (risky & not_gold).sum() >= 2
@@ -540,7 +547,7 @@ def _figures(benches, masks_by, out_dir):
             for method, label in (("core", "core (risk-aware)"),
                                   ("core_graph", "core + graph"),
                                   ("core_graph_rule", "core + graph + rule")):
-                for ax, metric in zip(axes, ("ndcg@5", "rvr@5")):
+                for ax, metric in zip(axes, ("ndcg@5", "rvr@5"), strict=True):
                     mean, std = [], []
                     for lam in LAMBDAS:
                         s = _summary(bench, setting, method, "residual", lam)
@@ -549,7 +556,7 @@ def _figures(benches, masks_by, out_dir):
                     mean, std = np.array(mean), np.array(std)
                     ax.plot(LAMBDAS, mean, marker="o", label=label)
                     ax.fill_between(LAMBDAS, mean - std, mean + std, alpha=0.2)
-            for ax, metric in zip(axes, ("ndcg@5", "rvr@5")):
+            for ax, metric in zip(axes, ("ndcg@5", "rvr@5"), strict=True):
                 d = _summary(bench, setting, "dense", None, None)[metric]["mean"]
                 ax.axhline(d, color="grey", ls="--", lw=1, label="dense retrieval")
                 ax.set_xlabel("risk_weight (λ)")
@@ -589,7 +596,7 @@ def _figures(benches, masks_by, out_dir):
         axes[0].legend(fontsize=8)
         axes[0].set_title("context-aware safety (top-100)", fontsize=9)
         subsets = [k for k in masks if k != "stress"]
-        for ax, metric in zip(axes[1:], ("ndcg@5", "rvr@5")):
+        for ax, metric in zip(axes[1:], ("ndcg@5", "rvr@5"), strict=True):
             width = 0.8 / len(subsets)
             for j, name in enumerate(subsets):
                 vals = [_summary(ut, "top100", m, h, lam, mask=masks[name])[metric]
@@ -830,7 +837,7 @@ def main(argv=None):
         }
         for mname, mask in masks_by[name].items():
             rows = {}
-            for label, method, head, lam in CONTEXT_ROWS + STRESS_ROWS:
+            for _label, method, head, lam in CONTEXT_ROWS + STRESS_ROWS:
                 for setting in SETTINGS:
                     s = _summary(bench, setting, method, head, lam, mask=mask)
                     if s is not None:

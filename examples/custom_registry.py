@@ -20,6 +20,6 @@ pipe = build_pipeline(registry, n_candidates=50, risk_weight=0.2)
 pipe.fit(demo.queries[:400], demo.relevant[:400])
 held_out = demo.queries[400:]
 top5 = pipe.predict(held_out)
-for query, tools in list(zip(held_out, top5))[:3]:
+for query, tools in list(zip(held_out, top5, strict=True))[:3]:
     print(query, "->", [(t, int(registry.risk_of([t])[0])) for t in tools])
 print(ranking_report(top5, demo.relevant[400:], registry, k=5, as_frame=True).T)

@@ -45,7 +45,7 @@ search = GridSearchCV(
 )
 search.fit(ds.queries, ds.relevant)
 cv = search.cv_results_
-for params, ndcg, rvr in zip(cv["params"], cv["mean_test_ndcg"], cv["mean_test_rvr"]):
+for params, ndcg, rvr in zip(cv["params"], cv["mean_test_ndcg"], cv["mean_test_rvr"], strict=True):
     print(f"{params}  NDCG@5={ndcg:.3f}  RVR@5={-rvr:.3f}")
 print("chosen:", search.best_params_)
 print(search.best_estimator_.predict(["delete yesterday's log files and email me a summary"]))

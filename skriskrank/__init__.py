@@ -9,15 +9,13 @@ smoother and a greedy rule filter, each a scikit-learn estimator that composes i
 :class:`sklearn.pipeline.Pipeline`.
 """
 
-from ._baselines import BM25Reranker, CrossEncoderReranker, MMRReranker, RiskPenaltyReranker
+import warnings
+
 from ._batch import RankingBatch
-from ._cli import build_pipeline
 from ._embedding import FrozenEmbedder
 from ._filter import RuleFilter, rule_filter, rule_filter_batch
 from ._graph import EDGE_TYPES, GraphSmoother, build_tool_graph
-from ._reranker import RiskAwareReranker
-from ._retriever import DenseRetriever
-from .metrics import best_under_risk_budget, make_ranking_scorer, ranking_report
+from ._pipeline import build_pipeline
 from ._registry import (
     DEFAULT_PERMISSION_KEYWORDS,
     PERMISSION_CATEGORIES,
@@ -25,23 +23,22 @@ from ._registry import (
     ToolRegistry,
     derive_permissions,
 )
+from ._reranker import RiskAwareReranker
+from ._retriever import DenseRetriever
+from .metrics import best_under_risk_budget, make_ranking_scorer, ranking_report
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "BM25Reranker",
-    "CrossEncoderReranker",
     "DEFAULT_PERMISSION_KEYWORDS",
+    "EDGE_TYPES",
     "PERMISSION_CATEGORIES",
     "UNKNOWN_RISK",
     "DenseRetriever",
-    "EDGE_TYPES",
-    "GraphSmoother",
     "FrozenEmbedder",
-    "MMRReranker",
+    "GraphSmoother",
     "RankingBatch",
     "RiskAwareReranker",
-    "RiskPenaltyReranker",
     "RuleFilter",
     "ToolRegistry",
     "best_under_risk_budget",
@@ -53,3 +50,22 @@ __all__ = [
     "rule_filter",
     "rule_filter_batch",
 ]
+
+#: Names that moved, kept importable from here for one release.
+_MOVED = {name: "skriskrank.baselines" for name in (
+    "BM25Reranker", "CrossEncoderReranker", "MMRReranker", "RiskPenaltyReranker")}
+
+MSG_MOVED = (
+    "skriskrank.{name} moved to {module}.{name}; the old name will be removed in the next "
+    "release."
+)
+
+
+def __getattr__(name):
+    if name in _MOVED:
+        import importlib
+
+        warnings.warn(MSG_MOVED.format(name=name, module=_MOVED[name]), FutureWarning,
+                      stacklevel=2)
+        return getattr(importlib.import_module(_MOVED[name]), name)
+    raise AttributeError(f"module 'skriskrank' has no attribute {name!r}")

@@ -2,97 +2,26 @@
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-
 import numpy as np
 
-from . import _filter_kernel, _topk
+from ._fast import topk_rows
 from ._registry import ToolRegistry
 
 __all__ = ["RankingBatch", "check_batch"]
 
-
-class _CosineUntilSet:
-    """Dataclass field descriptor: ``scores`` left as ``None`` is the cosine, made on first read.
-
-    A single query's full-pool cosine reads the whole tool matrix; a first-stage index (see
-    ``DenseRetriever``) can find the same top candidates without it, so the full-pool batch
-    defers the product until a step actually reads ``scores``.
-    """
-
-    def __set_name__(self, owner, name):
-        self._slot = "_" + name
-
-    def __get__(self, obj, owner=None):
-        if obj is None:
-            return None  # the field's default
-        value = obj.__dict__.get(self._slot)
-        if value is None:
-            value = _cosine(obj.query_embeddings, obj.tool_embeddings, obj.candidates)
-            obj.__dict__[self._slot] = value
-        return value
-
-    def __set__(self, obj, value):
-        # Only the dataclass __init__ gets here: the frozen class's __setattr__ raises first.
-        obj.__dict__[self._slot] = value
-
-
-@functools.lru_cache(maxsize=16)
-def _pool(n_tools) -> np.ndarray:
-    """The read-only ``arange(n_tools)`` that every full-pool batch of that size broadcasts."""
-    pool = np.arange(n_tools, dtype=np.int32)
-    pool.flags.writeable = False
-    return pool
-
-
-def _is_full_pool(candidates, n_tools) -> bool:
-    # A broadcast view of arange has stride 0 along the query axis.
-    if candidates.shape[1] != n_tools or not (candidates.strides[0] == 0
-                                              or candidates.shape[0] <= 1):
-        return False
-    pool = _pool(n_tools)
-    # The shared arange itself, in order: O(1) instead of comparing n_tools entries (0.15 ms
-    # at 100k tools, paid by every step of a single-query call).
-    if (candidates.base is pool and candidates.dtype == pool.dtype
-            and candidates.strides[1] == pool.itemsize
-            and candidates.__array_interface__["data"][0]
-            == pool.__array_interface__["data"][0]):
-        return True
-    return bool(np.array_equal(candidates[0], pool))
-
-
-def _order(scores, k=None, engine=None):
-    """``np.argsort(-scores, axis=1, kind="stable")[:, :k]``, without the full sort."""
-    m = scores.shape[1]
-    if k is None or k >= m:
-        return np.argsort(-scores, axis=1, kind="stable")
-    if (engine or _filter_kernel.default_engine()) == "numba":
-        # One pass with a k-heap per row (_topk): 0.24 s for 1,000 x 100,000 where the
-        # argpartition below took 1.1-2.1 s and 800 MB of int64 indices.
-        return _topk.topk_rows(scores, k)
-    # argpartition finds the k best in O(m); sorting those by (score, position) keeps
-    # tie-breaking identical to the full stable sort, except where a tie straddles the
-    # k-th place: those rare rows get the full sort.
-    neg = -scores
-    part = np.argpartition(neg, k - 1, axis=1)[:, :k]
-    vals = np.take_along_axis(neg, part, axis=1)
-    out = np.take_along_axis(part, np.lexsort((part, vals), axis=1), axis=1)
-    kth = vals.max(axis=1, keepdims=True)
-    # A NaN k-th value (fewer than k numbers in the row) never compares equal, so which NaN
-    # argpartition kept is arbitrary: those rows take the full sort too.
-    straddle = np.flatnonzero(((neg == kth).sum(axis=1) != (vals == kth).sum(axis=1))
-                              | np.isnan(kth[:, 0]))
-    if straddle.size:
-        out[straddle] = np.argsort(neg[straddle], axis=1, kind="stable")[:, :k]
-    return out
-
-
-def _cosine(q, tools, candidates):
-    if _is_full_pool(candidates, len(tools)):
-        return np.asarray(q @ tools.T, dtype=np.float32)
-    return np.asarray(np.vecdot(tools[candidates], q[:, None, :]), dtype=np.float32)
-
+MSG_REGISTRY = "RankingBatch: registry must be a ToolRegistry, got {type}."
+MSG_ARRAY = "RankingBatch: {name} must be a {ndim}-d {dtype} array{hint}; got {what}."
+MSG_SHAPE = "RankingBatch: {name} has shape {shape}, expected {expected} ({why})."
+MSG_RANGE = (
+    "RankingBatch: candidates[{i}, {j}] is {value}, not a registry index in 0..{n_max}."
+)
+MSG_SCORES_NEEDED = (
+    "RankingBatch: a batch of ranked candidate lists needs their scores; only a full-pool "
+    "batch may leave scores=None (the cosine, computed on first read)."
+)
+MSG_REPLACE_SCORES = (
+    "RankingBatch.replace: new candidates need their own scores; pass scores= too."
+)
 MSG_NOT_A_BATCH = (
     "{step} expects the RankingBatch made by FrozenEmbedder.transform (put FrozenEmbedder "
     "first in the pipeline); got {type}."
@@ -106,33 +35,55 @@ MSG_OTHER_ENCODER = (
 )
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
+def _check_array(name, value, ndim, dtype, hint=""):
+    if not isinstance(value, np.ndarray) or value.ndim != ndim or value.dtype != dtype:
+        what = (f"a {value.ndim}-d {value.dtype} array" if isinstance(value, np.ndarray)
+                else type(value).__name__)
+        raise ValueError(MSG_ARRAY.format(name=name, ndim=ndim, dtype=np.dtype(dtype).name,
+                                          hint=hint, what=what))
+    return value
+
+
 class RankingBatch:
-    """A batch of queries with their candidate tools and current scores.
+    """A batch of queries, each with its candidate tools and their scores.
 
     This is the contract between skriskrank's pipeline steps. :class:`FrozenEmbedder`
-    makes it from raw query strings; every later step (``DenseRetriever``,
-    ``RiskAwareReranker``, ``GraphSmoother``, ``RuleFilter``) takes one and returns a new one
-    from ``transform``, never changing its input in place. Steps keep the shared arrays
-    (``tool_embeddings``, the registry) by reference: nothing is copied per query.
+    makes it from raw query strings; every later step takes one and returns a new one from
+    ``transform``, never changing its input. Steps share the large arrays
+    (``tool_embeddings``, the registry) by reference.
+
+    A batch is in one of two forms:
+
+    - **the full pool** (``candidates=None``): every registry tool is a candidate of every
+      query, in registry order, and the ranking is by ``scores``. :class:`FrozenEmbedder`
+      and the steps that rescore it without a retriever make this form.
+    - **ranked lists** (``candidates`` given): row ``i`` is query ``i``'s candidates,
+      **best first**, with their scores. :meth:`top` (used by :class:`DenseRetriever`)
+      cuts the full pool to ranked lists; a step that rescores ranked lists sorts each
+      row by its new scores (stably, so ties keep the incoming order); :class:`RuleFilter`
+      reorders them by its rules and keeps their scores.
+
+    ``scores[i, j]`` always means one thing: the relevance score of candidate ``j`` of
+    query ``i`` under the last step that scored it (higher is better): the cosine after
+    ``FrozenEmbedder`` and ``DenseRetriever``, ``f_rel - risk_weight * f_risk`` after
+    ``RiskAwareReranker``, the smoothed score after ``GraphSmoother``. A step that only
+    reorders (``RuleFilter``) leaves each candidate's score as it was.
 
     Parameters
     ----------
     registry : ToolRegistry
         The catalogue the candidates index into.
-    query_embeddings : ndarray of float32, shape (n_queries, dim)
+    query_embeddings : ndarray of float32 of shape (n_queries, dim)
         L2-normalized query embeddings.
-    tool_embeddings : ndarray of float32, shape (n_tools, dim)
-        L2-normalized embeddings of ``registry.texts``; one array shared by every batch.
-    candidates : ndarray of int, shape (n_queries, n_candidates)
-        Registry indices of each query's candidate tools. For the full pool this is a
-        zero-copy broadcast view of ``arange(n_tools)``.
-    scores : ndarray of float32, shape (n_queries, n_candidates) or None, default=None
-        The current score of ``candidates[i, j]`` for query ``i``; higher is better. The
-        order of candidates within a row carries no meaning: rank by score (ties keep the
-        row order, a stable sort). ``None`` stands for the cosine of each query and
-        candidate, computed on first read (so a step that never reads it, such as an
-        indexed :class:`DenseRetriever`, never pays for it).
+    tool_embeddings : ndarray of float32 of shape (n_tools, dim)
+        L2-normalized embeddings of ``registry.texts``, one row per registry tool.
+    candidates : ndarray of int64 of shape (n_queries, m) or None, default=None
+        Registry indices of each query's candidates, best first; ``None`` is the full pool.
+    scores : ndarray of float32 of shape (n_queries, m) or None, default=None
+        The score of each candidate (``m = n_tools`` for the full pool). Only the full pool
+        may leave it ``None``: it is then the cosine of each query and tool, computed on
+        first read (a step that never reads it, such as an indexed
+        :class:`DenseRetriever`, never pays for it).
     encoder : str, default=""
         Identity of the encoder that produced the embeddings (model name or path).
     queries : tuple of str or None, default=None
@@ -145,9 +96,9 @@ class RankingBatch:
     n_candidates : int
         Candidates per query.
     is_full_pool : bool
-        True when every query's candidates are the whole registry.
+        True for the full-pool form.
     scores_pending : bool
-        True while ``scores`` is the cosine that no step has read yet.
+        True while ``scores`` is the full pool's cosine that nobody has read yet.
 
     See Also
     --------
@@ -161,84 +112,267 @@ class RankingBatch:
     ...     [{"name": n, "description": n + " tool", "risk": r}
     ...      for n, r in [("a", 1), ("b", 3), ("c", 2)]])
     >>> emb = np.eye(3, dtype=np.float32)
-    >>> batch = RankingBatch.full_pool(reg, emb[:1], emb)
-    >>> batch.candidates.shape, batch.is_full_pool
-    ((1, 3), True)
-    >>> batch.ranked_names(k=2).tolist()
-    [['a', 'b']]
+    >>> batch = RankingBatch.full_pool(reg, emb[:1] + emb[1:2] / 2, emb)
+    >>> batch.is_full_pool, batch.scores.tolist()
+    (True, [[1.0, 0.5, 0.0]])
+    >>> top = batch.top(2)
+    >>> top.candidates.tolist(), top.ranked_names().tolist()
+    ([[0, 1]], [['a', 'b']])
     """
 
-    registry: ToolRegistry
-    query_embeddings: np.ndarray
-    tool_embeddings: np.ndarray
-    candidates: np.ndarray
-    scores: np.ndarray | None = _CosineUntilSet()
-    encoder: str = ""
-    queries: tuple | None = None
+    def __init__(self, registry, query_embeddings, tool_embeddings, candidates=None,
+                 scores=None, *, encoder="", queries=None):
+        if not isinstance(registry, ToolRegistry):
+            raise ValueError(MSG_REGISTRY.format(type=type(registry).__name__))
+        q = _check_array("query_embeddings", query_embeddings, 2, np.float32,
+                         " (use .astype(np.float32))")
+        t = _check_array("tool_embeddings", tool_embeddings, 2, np.float32,
+                         " (use .astype(np.float32))")
+        n_q, n_tools = q.shape[0], len(registry)
+        if t.shape != (n_tools, q.shape[1]):
+            raise ValueError(MSG_SHAPE.format(
+                name="tool_embeddings", shape=t.shape, expected=(n_tools, q.shape[1]),
+                why="one row per registry tool, as wide as the query embeddings"))
+        if candidates is not None:
+            _check_array("candidates", candidates, 2, np.int64, " of registry indices")
+            if candidates.shape[0] != n_q:
+                raise ValueError(MSG_SHAPE.format(
+                    name="candidates", shape=candidates.shape,
+                    expected=f"({n_q}, m)", why="one row per query"))
+            if candidates.size and (candidates.min() < 0 or candidates.max() >= n_tools):
+                i, j = np.argwhere((candidates < 0) | (candidates >= n_tools))[0]
+                raise ValueError(MSG_RANGE.format(i=i, j=j, value=candidates[i, j],
+                                                  n_max=n_tools - 1))
+            if scores is None:
+                raise ValueError(MSG_SCORES_NEEDED)
+        if scores is not None:
+            _check_array("scores", scores, 2, np.float32)
+            expected = (n_q, n_tools if candidates is None else candidates.shape[1])
+            if scores.shape != expected:
+                raise ValueError(MSG_SHAPE.format(name="scores", shape=scores.shape,
+                                                  expected=expected, why="one per candidate"))
+        fields = dict(registry=registry, query_embeddings=q, tool_embeddings=t,
+                      _candidates=candidates, _scores=scores, encoder=encoder,
+                      queries=None if queries is None else tuple(queries))
+        for name, value in fields.items():
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name, value):
+        # Steps share batches (and their arrays) by reference, so a batch never changes.
+        raise AttributeError(f"RankingBatch is immutable; use replace() to change {name!r}.")
 
     @classmethod
-    def full_pool(cls, registry, query_embeddings, tool_embeddings, *, encoder="", queries=None):
-        """A batch whose candidates are the whole registry, scored by cosine similarity.
+    def full_pool(cls, registry, query_embeddings, tool_embeddings, *, encoder="",
+                  queries=None):
+        """A full-pool batch scored by cosine similarity (computed on first read).
 
-        The cosine (``query_embeddings @ tool_embeddings.T``) is computed on the first read
-        of ``scores``.
+        Parameters
+        ----------
+        registry : ToolRegistry
+            The catalogue.
+        query_embeddings : ndarray of float32 of shape (n_queries, dim)
+            L2-normalized query embeddings.
+        tool_embeddings : ndarray of float32 of shape (n_tools, dim)
+            L2-normalized tool embeddings.
+        encoder : str, default=""
+            Encoder identity.
+        queries : sequence of str or None, default=None
+            The raw query texts.
+
+        Returns
+        -------
+        batch : RankingBatch
         """
-        n_tools = len(registry)
-        cand = np.broadcast_to(_pool(n_tools), (len(query_embeddings), n_tools))
-        return cls(
-            registry, query_embeddings, tool_embeddings, cand, None, encoder,
-            None if queries is None else tuple(queries),
-        )
+        return cls(registry, query_embeddings, tool_embeddings, encoder=encoder,
+                   queries=queries)
+
+    # -- fields --------------------------------------------------------------------------------
+    @property
+    def is_full_pool(self) -> bool:
+        """True when every registry tool is a candidate of every query."""
+        return self._candidates is None
+
+    @property
+    def candidates(self) -> np.ndarray:
+        """Registry indices of the candidates, shape (n_queries, m), int64.
+
+        Ranked lists are best first; the full pool is a read-only broadcast of
+        ``arange(n_tools)`` (no copy).
+        """
+        if self._candidates is None:
+            pool = np.arange(len(self.registry), dtype=np.int64)
+            return np.broadcast_to(pool, (self.n_queries, len(pool)))
+        return self._candidates
+
+    @property
+    def scores(self) -> np.ndarray:
+        """The score of each candidate under the last step that scored it, float32."""
+        if self._scores is None:
+            # Computing the cosine fills in what the batch already meant, so it is no change.
+            object.__setattr__(self, "_scores", np.asarray(
+                self.query_embeddings @ self.tool_embeddings.T, dtype=np.float32))
+        return self._scores
 
     @property
     def scores_pending(self) -> bool:
-        """True while ``scores`` is the cosine not yet computed (reading it computes it)."""
-        return self.__dict__.get("_scores") is None
+        """True while ``scores`` is the full pool's cosine that nobody has read yet."""
+        return self._scores is None
 
     @property
     def n_queries(self) -> int:
-        return self.candidates.shape[0]
+        """Number of queries."""
+        return self.query_embeddings.shape[0]
 
     @property
     def n_candidates(self) -> int:
-        return self.candidates.shape[1]
-
-    @property
-    def is_full_pool(self) -> bool:
-        return _is_full_pool(self.candidates, len(self.registry))
+        """Candidates per query."""
+        return len(self.registry) if self._candidates is None else self._candidates.shape[1]
 
     def __len__(self) -> int:
         return self.n_queries
 
+    def __repr__(self) -> str:
+        form = "full pool" if self.is_full_pool else f"{self.n_candidates} ranked candidates"
+        return f"RankingBatch(n_queries={self.n_queries}, {form}, registry={self.registry!r})"
+
+    # -- new batches ---------------------------------------------------------------------------
     def replace(self, **changes) -> RankingBatch:
-        """A new batch with some fields replaced (the arrays not named stay shared)."""
-        return dataclasses.replace(self, **changes)
+        """A new batch with some fields replaced; the others are shared.
 
-    def order(self, k: int | None = None) -> np.ndarray:
-        """Column positions of each row sorted by descending score, stable, first ``k``."""
-        return _order(self.scores, k)
+        Parameters
+        ----------
+        **changes : dict
+            Any of the constructor's arguments. New ``candidates`` need new ``scores``.
 
-    def ranked_indices(self, k: int | None = None) -> np.ndarray:
-        """Registry indices of each query's candidates, best first, first ``k`` per row."""
-        return np.take_along_axis(self.candidates, self.order(k), axis=1).astype(np.int64)
+        Returns
+        -------
+        batch : RankingBatch
+        """
+        if "candidates" in changes and "scores" not in changes:
+            raise ValueError(MSG_REPLACE_SCORES)
+        fields = dict(registry=self.registry, query_embeddings=self.query_embeddings,
+                      tool_embeddings=self.tool_embeddings, candidates=self._candidates,
+                      scores=self._scores, encoder=self.encoder, queries=self.queries)
+        fields.update(changes)
+        return RankingBatch(**fields)
 
-    def ranked_names(self, k: int | None = None) -> np.ndarray:
-        """Tool names of each query's candidates, best first, first ``k`` per row."""
+    def with_scores(self, scores) -> RankingBatch:
+        """The same candidates with new scores; ranked lists are re-sorted by them.
+
+        Parameters
+        ----------
+        scores : ndarray of float32 of shape (n_queries, n_candidates)
+            The new score of each candidate, in the current candidate order.
+
+        Returns
+        -------
+        batch : RankingBatch
+            For ranked lists, each row sorted by descending score (stable: ties keep the
+            current order; NaN last).
+        """
+        if self.is_full_pool:
+            return self.replace(scores=scores)
+        order = np.argsort(-scores, axis=1, kind="stable")
+        return self.replace(candidates=np.take_along_axis(self._candidates, order, axis=1),
+                            scores=np.take_along_axis(scores, order, axis=1))
+
+    def take(self, columns) -> RankingBatch:
+        """Ranked lists made of the given candidate positions of each row, in that order.
+
+        Parameters
+        ----------
+        columns : ndarray of int of shape (n_queries, m')
+            Positions into each row's candidates (for the full pool, registry indices),
+            best first.
+
+        Returns
+        -------
+        batch : RankingBatch
+            Ranked lists with the candidates' scores carried along.
+        """
+        columns = np.asarray(columns, dtype=np.int64)
+        return self.replace(candidates=np.take_along_axis(self.candidates, columns, axis=1),
+                            scores=np.take_along_axis(self.scores, columns, axis=1))
+
+    def order(self, k=None) -> np.ndarray:
+        """Each row's first ``k`` candidate positions by rank (all when ``k`` is None).
+
+        Parameters
+        ----------
+        k : int or None, default=None
+            How many positions per row.
+
+        Returns
+        -------
+        order : ndarray of int64 of shape (n_queries, min(k, n_candidates))
+            For ranked lists ``0, 1, ...``; for the full pool the tools by descending
+            score, ties by registry index, NaN last.
+        """
+        m = self.n_candidates
+        k = m if k is None else min(int(k), m)
+        if not self.is_full_pool:
+            return np.broadcast_to(np.arange(k, dtype=np.int64), (self.n_queries, k))
+        if k == m:
+            return np.argsort(-self.scores, axis=1, kind="stable")
+        return topk_rows(self.scores, k)
+
+    def top(self, k) -> RankingBatch:
+        """The first ``k`` candidates of each query, as ranked lists: cutting to ``k``.
+
+        Parameters
+        ----------
+        k : int
+            Candidates kept per query (all of them when there are fewer).
+
+        Returns
+        -------
+        batch : RankingBatch
+        """
+        if not self.is_full_pool:
+            k = min(int(k), self.n_candidates)
+            return self.replace(candidates=self._candidates[:, :k], scores=self._scores[:, :k])
+        return self.take(self.order(k))
+
+    def ranked_indices(self, k=None) -> np.ndarray:
+        """Registry indices of each query's candidates, best first, first ``k`` per row.
+
+        Parameters
+        ----------
+        k : int or None, default=None
+            How many per row; ``None`` keeps them all.
+
+        Returns
+        -------
+        indices : ndarray of int64 of shape (n_queries, min(k, n_candidates))
+        """
+        if self.is_full_pool:
+            return self.order(k).copy()
+        return self._candidates[:, :k].copy()
+
+    def ranked_names(self, k=None) -> np.ndarray:
+        """Tool names of each query's candidates, best first, first ``k`` per row.
+
+        Parameters
+        ----------
+        k : int or None, default=None
+            How many per row; ``None`` keeps them all.
+
+        Returns
+        -------
+        names : ndarray of object of shape (n_queries, min(k, n_candidates))
+        """
         return self.registry.names[self.ranked_indices(k)]
 
 
 def check_batch(step, X, *, registry=None, encoder=None) -> RankingBatch:
-    """Check that ``X`` is a :class:`RankingBatch`, from ``registry`` when one is given."""
+    """Check that ``X`` is a non-empty :class:`RankingBatch`, from ``registry`` if given."""
     name = type(step).__name__
     if not isinstance(X, RankingBatch):
         raise TypeError(MSG_NOT_A_BATCH.format(step=name, type=type(X).__name__))
     if registry is not None and X.registry.fingerprint != registry.fingerprint:
-        raise ValueError(
-            MSG_OTHER_REGISTRY.format(
-                step=name, fitted=repr(registry), got=repr(X.registry)
-            )
-        )
-    if encoder is not None and encoder and X.encoder and X.encoder != encoder:
+        raise ValueError(MSG_OTHER_REGISTRY.format(step=name, fitted=repr(registry),
+                                                   got=repr(X.registry)))
+    if encoder and X.encoder and X.encoder != encoder:
         raise ValueError(MSG_OTHER_ENCODER.format(step=name, fitted=encoder, got=X.encoder))
     if X.n_queries == 0:
         raise ValueError(f"{name} got an empty batch (0 queries).")

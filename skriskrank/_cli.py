@@ -9,53 +9,7 @@ import time
 
 import numpy as np
 
-__all__ = ["main", "build_pipeline"]
-
-
-def build_pipeline(registry, *, model=None, n_candidates=100, risk_weight=0.1, alpha=0.2, k=5,
-                   random_state=0, cache=True, **reranker_params):
-    """The paper's full pipeline: embed -> retrieve -> rerank -> smooth -> filter.
-
-    Parameters
-    ----------
-    registry : ToolRegistry
-        The tool catalogue.
-    model : str or None, default=None
-        Sentence-transformers model name or path; ``None`` is the packaged all-MiniLM-L6-v2.
-    n_candidates : int or None, default=100
-        First-stage candidates per query; ``None`` drops the retriever (full pool).
-    risk_weight : float, default=0.1
-        The paper's lambda.
-    alpha : float, default=0.2
-        Graph smoothing strength.
-    k : int, default=5
-        Length of the predicted lists.
-    random_state : int or None, default=0
-        Seed of the reranker.
-    cache : bool or str, default=True
-        Embedding cache of :class:`FrozenEmbedder`.
-    **reranker_params
-        Further :class:`RiskAwareReranker` parameters.
-
-    Returns
-    -------
-    pipeline : sklearn.pipeline.Pipeline
-        Steps ``embed``, (``retrieve``), ``rerank``, ``smooth``, ``filter``.
-    """
-    from sklearn.pipeline import Pipeline
-
-    from . import DenseRetriever, FrozenEmbedder, GraphSmoother, RiskAwareReranker, RuleFilter
-
-    steps = [("embed", FrozenEmbedder(registry, model=model, cache=cache))]
-    if n_candidates is not None:
-        steps.append(("retrieve", DenseRetriever(n_candidates=n_candidates, k=k)))
-    steps += [
-        ("rerank", RiskAwareReranker(risk_weight=risk_weight, k=k, random_state=random_state,
-                                     **reranker_params)),
-        ("smooth", GraphSmoother(alpha=alpha, k=k)),
-        ("filter", RuleFilter(k=k)),
-    ]
-    return Pipeline(steps)
+__all__ = ["main"]
 
 
 def _load(args):
@@ -72,7 +26,7 @@ def _load(args):
 def _fmt_list(names, registry):
     risk = registry.risk_of(list(names))
     return ", ".join(
-        f"{n} [r{'?' if r > 5 else r}]" for n, r in zip(names, risk)
+        f"{n} [r{'?' if r > 5 else r}]" for n, r in zip(names, risk, strict=True)
     )
 
 
@@ -90,6 +44,8 @@ def demo(args) -> int:
     train_ds, test_ds = ds.subset(train), ds.subset(test)
     print(f"skriskrank demo: {len(reg)} tools, {len(ds)} queries "
           f"({len(train)} to fit, {len(test)} held out)")
+    from ._pipeline import build_pipeline
+
     pipe = build_pipeline(reg, model=args.model, n_candidates=min(100, len(reg)),
                           risk_weight=args.risk_weight, random_state=args.seed,
                           cache=args.cache or True)

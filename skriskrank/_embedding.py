@@ -146,13 +146,16 @@ class _EmbeddingStore:
         self.shared: dict[tuple, np.ndarray] = {}
         self.dir = None
         self._disk: dict[bytes, np.ndarray] = {}
+        # encode() appends to the shared buffer and index, which a concurrent reader (an
+        # online server's threads) must never see half-grown.
+        self.lock = threading.RLock()
         if directory is not None:
             digest = hashlib.sha1(model_id.encode()).hexdigest()[:16]
             self.dir = Path(directory).expanduser() / digest
             self.dir.mkdir(parents=True, exist_ok=True)
             for shard in sorted(self.dir.glob("shard-*.npz")):
                 with np.load(shard) as z:
-                    for h, row in zip(z["hashes"], z["embeddings"]):
+                    for h, row in zip(z["hashes"], z["embeddings"], strict=True):
                         # numpy's "S" dtype drops trailing NUL bytes on read, so a digest
                         # ending in b"\0" (1 text in 256) would otherwise never match.
                         self._disk[bytes(h).ljust(_DIGEST, b"\0")] = row
@@ -174,13 +177,17 @@ class _EmbeddingStore:
             self.index[t] = n + j
 
     def encode(self, texts, encode_fn) -> np.ndarray:
+        with self.lock:
+            return self._encode(texts, encode_fn)
+
+    def _encode(self, texts, encode_fn) -> np.ndarray:
         missing = list(dict.fromkeys(t for t in texts if t not in self.index))
         if missing and self._disk:
             hits = [self._disk.get(h) for h in self._hash(missing)]
             found = [i for i, e in enumerate(hits) if e is not None]
             if found:
                 self._append([missing[i] for i in found], np.stack([hits[i] for i in found]))
-                missing = [t for t, e in zip(missing, hits) if e is None]
+                missing = [t for t, e in zip(missing, hits, strict=True) if e is None]
         if missing:
             emb = np.asarray(encode_fn(missing), dtype=np.float32)
             self.n_encoded += len(missing)
@@ -195,6 +202,12 @@ class _EmbeddingStore:
 
 
 def _store(model_id: str, cache) -> _EmbeddingStore:
+    """The process-wide store of one model and cache directory.
+
+    ``cache=False`` gets a new, private one each time, so nothing is kept between calls.
+    """
+    if cache is False:
+        return _EmbeddingStore(model_id, None)
     directory = cache if isinstance(cache, (str, os.PathLike)) else None
     key = (model_id, None if directory is None else str(Path(directory).expanduser().resolve()))
     with _LOCK:
@@ -230,9 +243,10 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
     batch_size : int, default=64
         Texts per encoder forward pass.
     cache : bool or str, default=True
-        ``True`` caches embeddings in memory; a directory path caches them on disk as well;
-        ``False`` still keeps them in memory (the process cache is what makes refits cheap)
-        but never touches the disk.
+        ``True`` caches embeddings in memory, in the process, per model and text (what makes
+        the refits of a ``GridSearchCV`` cheap); a directory path caches them on disk as
+        well; ``False`` caches nothing: every ``transform`` encodes its queries again (the
+        tool embeddings are computed once, in ``fit``).
     device : str, default="cpu"
         Torch device for the encoder, e.g. ``"cpu"`` or ``"cuda:0"``.
     show_progress_bar : bool or None, default=None
@@ -338,14 +352,19 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         return store.encode(texts, lazy)
 
     def _tool_embeddings(self) -> np.ndarray:
+        if self.cache is False:
+            emb = self._encode(self.registry.texts)
+            emb.flags.writeable = False
+            return emb
         model_id, _ = _resolve_model(self.model)
         store = _store(model_id, self.cache)
         key = ("tools", self.registry.fingerprint)
-        if key not in store.shared:
-            emb = self._encode(self.registry.texts)
-            emb.flags.writeable = False
-            store.shared[key] = emb
-        return store.shared[key]
+        with store.lock:
+            if key not in store.shared:
+                emb = self._encode(self.registry.texts)
+                emb.flags.writeable = False
+                store.shared[key] = emb
+            return store.shared[key]
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -414,6 +433,11 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         """How many texts this process has actually run through this step's encoder.
 
         Cached texts (in memory or on disk) do not count: a ``GridSearchCV`` over a pipeline
-        leaves this at the number of unique texts it saw.
+        leaves this at the number of unique texts it saw. With ``cache=False`` nothing is
+        kept, this included: it is 0.
+
+        Returns
+        -------
+        n_encoded : int
         """
         return _store(_resolve_model(self.model)[0], self.cache).n_encoded

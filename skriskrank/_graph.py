@@ -19,9 +19,9 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from . import _filter_kernel, _graph_kernel
 from ._base import RankingStepMixin, check_relevant
 from ._batch import RankingBatch
+from ._fast import spread
 
 __all__ = ["EDGE_TYPES", "GraphSmoother", "build_tool_graph"]
 
@@ -184,7 +184,7 @@ def build_tool_graph(
     --------
     >>> import numpy as np
     >>> from skriskrank import ToolRegistry
-    >>> from skriskrank._graph import build_tool_graph
+    >>> from skriskrank import build_tool_graph
     >>> reg = ToolRegistry.from_records(
     ...     [{"name": n, "description": n + " tool", "risk": r}
     ...      for n, r in [("a", 1), ("b", 3), ("c", 4)]])
@@ -277,82 +277,18 @@ def build_tool_graph(
     return A, edge_counts
 
 
-def _query_chunks(cost: np.ndarray, budget: int, max_len: int):
-    """Contiguous query ranges whose summed cost stays near ``budget``."""
-    cum = np.cumsum(cost)
-    start, n = 0, len(cost)
-    while start < n:
-        base = cum[start - 1] if start else 0
-        stop = int(np.searchsorted(cum, base + budget, side="right"))
-        stop = min(max(stop, start + 1), start + max_len, n)
-        yield start, stop
-        start = stop
-
-
-def _candidate_spread(graph: sp.csr_array, candidates, scores):
-    """``out[q, j] = sum_p A_hat[c[q, j], c[q, p]] * scores[q, p]``, float64, with numpy.
-
-    The numpy engine of ``_graph_kernel.candidate_spread``: the same sums in the same order.
-    """
-    n_tools = graph.shape[0]
-    n_q, m = scores.shape
-    spread = np.empty((n_q, m), dtype=np.float64)
-    # Degrees of the candidates only: O(candidates), not O(tools), for small batches.
-    indptr = graph.indptr
-    cost = (indptr[candidates + 1] - indptr[candidates]).sum(axis=1)
-    max_len = max(1, min(n_q, _BLOCK_ELEMENTS // max(n_tools, 1)))
-    # pos[q, j] = column of tool j among query q's candidates, -1 when j is not a candidate.
-    # It is reset entry by entry after each chunk, so it is filled only once.
-    pos = np.full((max_len, n_tools), -1, dtype=np.int32)
-    cols_m = np.arange(m, dtype=np.int32)
-    for s, e in _query_chunks(cost, _BLOCK_ELEMENTS, max_len):
-        cand = candidates[s:e]
-        b = e - s
-        qrow = np.arange(b)[:, None]
-        pos[qrow, cand] = cols_m
-        # Rows of A_hat for every candidate of the chunk, one row per (query, candidate);
-        # entries pointing outside the query's own candidates are dropped.
-        rows = graph[cand.ravel()]
-        slot = np.repeat(np.arange(b * m), np.diff(rows.indptr))
-        q = slot // m
-        p = pos[q, rows.indices]
-        inside = p >= 0
-        flat_scores = scores[s:e].ravel().astype(np.float64)
-        contrib = rows.data[inside] * flat_scores[q[inside] * m + p[inside]]
-        spread[s:e] = np.bincount(slot[inside], weights=contrib, minlength=b * m).reshape(b, m)
-        pos[qrow, cand] = -1
-    return spread
-
-
-def _smooth(graph: sp.csr_array, candidates, scores, alpha: float, *, full_pool: bool,
-            engine=None):
+def _smooth(graph: sp.csr_array, candidates, scores, alpha: float):
     """``(h0 + h1) / 2`` on each query's induced candidate subgraph, as float32.
 
     With ``h1 = (1 - alpha) h0 + alpha h0 A^T`` this is ``(1 - alpha/2) h0 + alpha/2 h0 A^T``,
     and ``h0 A^T`` is zero wherever a candidate has no neighbour among the candidates.
+    ``candidates`` is None for the full pool.
     """
-    n_q = scores.shape[0]
-    keep, spread_w = 1.0 - alpha / 2, alpha / 2
-    if full_pool:
-        out = np.multiply(scores, np.float32(keep), dtype=np.float32)
-        linked = np.flatnonzero(np.diff(graph.indptr))
-        if not linked.size or alpha == 0:
-            return out
-        # Only tools with an edge send or receive score: work on that block of A_hat, with
-        # the scores transposed so that the sparse rows meet contiguous query vectors.
-        sub = graph[linked][:, linked]
-        step = max(1, _BLOCK_ELEMENTS // len(linked))
-        for s in range(0, n_q, step):
-            h0_t = np.ascontiguousarray(scores[s : s + step, linked].T, dtype=np.float64)
-            out[s : s + step, linked] += (spread_w * (sub @ h0_t)).T.astype(np.float32)
-        return out
-
-    candidates = np.asarray(candidates)
-    if (engine or _filter_kernel.default_engine()) == "numba":
-        spread = _graph_kernel.candidate_spread(graph, candidates, scores)
-    else:
-        spread = _candidate_spread(graph, candidates, scores)
-    return (keep * np.asarray(scores, dtype=np.float64) + spread_w * spread).astype(np.float32)
+    keep = np.float64(1.0 - alpha / 2)
+    if alpha == 0:
+        return np.multiply(scores, np.float32(keep), dtype=np.float32)
+    out = keep * scores.astype(np.float64) + (alpha / 2) * spread(graph, candidates, scores)
+    return out.astype(np.float32)
 
 
 class GraphSmoother(RankingStepMixin, TransformerMixin, BaseEstimator):
@@ -409,16 +345,16 @@ class GraphSmoother(RankingStepMixin, TransformerMixin, BaseEstimator):
 
     Notes
     -----
-    Candidates within a row of ``X.candidates`` are assumed distinct. The full pool is
-    smoothed with one sparse-dense product; a candidate subset with a vectorized gather of
-    the candidates' rows of ``A_hat``, keeping the columns inside the same query's
-    candidate set. Neither ever forms a dense ``(n_tools, n_tools)`` matrix.
+    Candidates within a row of ``X.candidates`` are assumed distinct. Each candidate sums
+    over its CSR row of ``A_hat``, keeping the columns inside the same query's candidate
+    set (:func:`skriskrank._fast.spread`); nothing dense of size ``(n_tools, n_tools)`` is
+    ever formed.
 
     Examples
     --------
     >>> import numpy as np
     >>> from skriskrank import RankingBatch, ToolRegistry
-    >>> from skriskrank._graph import GraphSmoother
+    >>> from skriskrank import GraphSmoother
     >>> reg = ToolRegistry.from_records(
     ...     [{"name": n, "description": n + " tool", "risk": r}
     ...      for n, r in [("a", 1), ("b", 1), ("c", 1)]])
@@ -517,7 +453,5 @@ class GraphSmoother(RankingStepMixin, TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = self._check_input(X, reset=False)
-        scores = _smooth(
-            self.graph_, X.candidates, X.scores, float(self.alpha), full_pool=X.is_full_pool
-        )
-        return X.replace(scores=scores)
+        candidates = None if X.is_full_pool else X.candidates
+        return X.with_scores(_smooth(self.graph_, candidates, X.scores, float(self.alpha)))

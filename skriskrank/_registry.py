@@ -297,7 +297,8 @@ class ToolRegistry:
         )
         seen: dict[str, int] = {}
         risks, perms = [], []
-        for i, (name, desc, r, p) in enumerate(zip(names, descriptions, risk, permissions)):
+        rows = zip(names, descriptions, risk, permissions, strict=True)
+        for i, (name, desc, r, p) in enumerate(rows):
             if not isinstance(name, str) or not name.strip():
                 raise ValueError(MSG_BAD_NAME.format(i=i, name=name))
             if name in seen:
@@ -332,7 +333,7 @@ class ToolRegistry:
         for arr in (self.names, self.descriptions, self.risk, self.permission_matrix):
             arr.flags.writeable = False
         h = hashlib.sha1()
-        for n, d, r, p in zip(names, descriptions, risks, perms):
+        for n, d, r, p in zip(names, descriptions, risks, perms, strict=True):
             h.update(f"{n}\x1f{d}\x1f{r}\x1f{','.join(sorted(p))}\x1e".encode())
         self.fingerprint = h.hexdigest()
 
@@ -430,7 +431,7 @@ class ToolRegistry:
     @property
     def texts(self) -> list[str]:
         """``"{name}: {description}"`` per tool: the text the encoder embeds."""
-        return [f"{n}: {d}" for n, d in zip(self.names, self.descriptions)]
+        return [f"{n}: {d}" for n, d in zip(self.names, self.descriptions, strict=True)]
 
     @property
     def risk_known(self) -> np.ndarray:

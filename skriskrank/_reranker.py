@@ -8,28 +8,23 @@ CIKM 2026, Section 3).
 
 from __future__ import annotations
 
-import copy
-import threading
 import warnings
-from collections import OrderedDict
 from numbers import Integral, Real
 
-import joblib
 import numpy as np
 import torch
-from skorch import NeuralNet
-from skorch.callbacks import Callback, EarlyStopping
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, check_memory
+from skorch import NeuralNet
+from skorch.callbacks import Callback
 from torch import nn
 
 from ._base import RankingStepMixin, check_relevant
-from ._batch import _order
 from ._embedding import _check_device
 from ._registry import UNKNOWN_RISK
-from ._scoring import relevance, tool_risk, tool_side
+from ._scoring import HeadWeights
 
 __all__ = ["RiskAwareReranker", "DualHeadModule", "DualHeadNet"]
 
@@ -47,19 +42,6 @@ MSG_NO_VALIDATION = (
     "validation_fraction=0 to say so."
 )
 MSG_NO_NEGATIVES = "Every tool of the registry is a gold tool of query {i}: no negative exists."
-
-# Trained heads are reused across fits that differ only in inference-time parameters
-# (risk_weight, k): a GridSearchCV over risk_weight trains once per fold, not once per value.
-_FIT_CACHE: OrderedDict[str, dict] = OrderedDict()
-_FIT_CACHE_SIZE = 64
-_FIT_LOCK = threading.Lock()
-# Parameters that do not change the trained heads.
-_INFERENCE_ONLY = ("risk_weight", "k", "verbose")
-# f_rel of the training batch per cached fit: a Pipeline refit that hits the fit cache
-# (another risk_weight, same fold) then skips re-scoring its own training queries.
-_TRAIN_SCORES: OrderedDict[str, np.ndarray] = OrderedDict()
-_TRAIN_SCORES_SIZE = 8
-
 
 # --------------------------------------------------------------------------------------------
 # The torch module and the skorch net
@@ -176,9 +158,8 @@ class DualHeadNet(NeuralNet):
 class _TripletDataset(torch.utils.data.Dataset):
     """(query, [t+, t-...]) samples with negatives drawn afresh every epoch.
 
-    Item access works (``dataset[i]``), but training goes through :class:`_TripletBatches`,
-    which samples a whole epoch of negatives at once: per-item sampling and collation cost
-    more than the heads' arithmetic.
+    Training goes through :class:`_TripletBatches`, which samples a whole epoch of
+    negatives at once: per-item sampling and collation cost more than the heads' arithmetic.
     """
 
     def __init__(self, q_emb, t_emb, pair_query, pair_pos, hard_pool, gold_keys, n_hard,
@@ -229,11 +210,6 @@ class _TripletDataset(torch.utils.data.Dataset):
             rows, cols = rows[bad], cols[bad]
         return tools
 
-    def __getitem__(self, i):
-        tools = self.sample_tools(np.array([i]))[0]
-        qi = self.pair_query[i]
-        return {"query": self.q_emb[qi], "tools": self.t_emb[tools]}, self.risk_target[tools]
-
 
 class _TripletBatches:
     """skorch ``iterator_train``: shuffled mini-batches of a :class:`_TripletDataset`.
@@ -267,100 +243,155 @@ class _TripletBatches:
 
 
 # --------------------------------------------------------------------------------------------
-# Fast inference with numpy: the first layer split into query, tool and interaction parts
+# Training
 # --------------------------------------------------------------------------------------------
-def _heads_from_module(module: DualHeadModule, dim: int) -> dict:
-    """The trained weights as numpy arrays, with the first layer split by input block."""
-    w1 = module.rel_hidden.weight.detach().cpu().numpy().astype(np.float32)
-    heads = {
-        "kind": module.relevance_head,
-        "Wq": np.ascontiguousarray(w1[:, :dim]),
-        "Wt": np.ascontiguousarray(w1[:, dim : 2 * dim]),
-        "b1": module.rel_hidden.bias.detach().cpu().numpy().astype(np.float32),
-        "w2": module.rel_out.weight.detach().cpu().numpy().astype(np.float32).ravel(),
-        "b2": float(module.rel_out.bias.detach().cpu()),
-        "R1": module.risk_hidden.weight.detach().cpu().numpy().astype(np.float32),
-        "rb1": module.risk_hidden.bias.detach().cpu().numpy().astype(np.float32),
-        "rw2": module.risk_out.weight.detach().cpu().numpy().astype(np.float32).ravel(),
-        "rb2": float(module.risk_out.bias.detach().cpu()),
-    }
-    if module.relevance_head == "residual":
-        heads["Wx"] = np.ascontiguousarray(w1[:, 2 * dim :])
-        if module.interaction_rank is not None:
-            heads["Pq"] = module.rel_proj_q.weight.detach().cpu().numpy().astype(np.float32)
-            heads["Pt"] = module.rel_proj_t.weight.detach().cpu().numpy().astype(np.float32)
-        heads["cos_scale"] = float(module.cos_scale.detach().cpu())
-        heads["cos_bias"] = float(module.cos_bias.detach().cpu())
-    return heads
-
-
-def _silent(*_):
-    """A picklable no-op sink for skorch's EarlyStopping messages."""
-
-
 def _ndcg_rows(scores, candidates, relevant, k):
     """Mean NDCG@k (binary gain) of score-ranked candidate rows; ties keep row order."""
-    order = _order(scores, k)
+    order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
     top = np.take_along_axis(candidates, order, axis=1)
     disc = 1.0 / np.log2(np.arange(2, k + 2))
     total = 0.0
-    for row, gold in zip(top, relevant):
+    for row, gold in zip(top, relevant, strict=True):
         gain = np.isin(row, gold)
         total += float(gain @ disc[: len(row)]) / float(disc[: min(k, len(gold))].sum())
     return total / len(relevant)
-
-
-class _ValidationRanking(Callback):
-    """Records the validation NDCG@k of the relevance head after every epoch."""
-
-    def __init__(self, q_emb, t_emb, candidates, relevant, k, name="valid_ndcg"):
-        self.q_emb, self.t_emb = q_emb, t_emb
-        self.candidates, self.relevant, self.k, self.name = candidates, relevant, k, name
-
-    def score(self, net):
-        heads = _heads_from_module(net.module_, self.t_emb.shape[1])
-        rel = relevance(heads, self.q_emb, self.t_emb, self.candidates)
-        return _ndcg_rows(rel, self.candidates, self.relevant, self.k)
-
-    def on_epoch_end(self, net, **kwargs):
-        net.history.record(self.name, self.score(net))
-
-    def clear(self):
-        # Drop the data so that the pickled reranker does not carry it.
-        self.q_emb = self.t_emb = self.candidates = self.relevant = None
 
 
 def _is_relevance_param(name: str) -> bool:
     return name.startswith(("rel_", "cos_"))
 
 
-class _EarlyStoppingFromStart(EarlyStopping):
-    """EarlyStopping that also counts the untrained heads (epoch 0) as a candidate.
+class _EarlyStopping(Callback):
+    """Early stopping on the held-out queries' NDCG@k of the relevance head.
 
-    With the residual head, epoch 0 is the dense ranking itself; if no epoch beats it on the
-    held-out queries, training ends with the weights it started from.
+    The untrained start (epoch 0) is a candidate too: with the residual head it is the
+    dense ranking itself, and if no epoch beats it training ends with the weights it
+    started from. Training stops after ``patience`` epochs without a better score (by
+    raising ``KeyboardInterrupt``, which skorch's ``fit`` catches, as its own
+    ``EarlyStopping`` does). Only the relevance head goes back to its best epoch: the risk
+    head has its own loss term and disjoint parameters, and keeps its last state.
     """
 
-    def __init__(self, *args, validation=None, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.validation = validation
+    def __init__(self, q_emb, t_emb, candidates, relevant, k, patience):
+        self.q_emb, self.t_emb, self.candidates = q_emb, t_emb, candidates
+        self.relevant, self.k, self.patience = relevant, k, patience
 
-    def on_train_end(self, net, **kwargs):
-        # Validation ranks by f_rel alone, so only the relevance head goes back to its best
-        # epoch; the risk head's loss is separate (disjoint parameters) and keeps its last,
-        # best-trained state.
-        if self.best_model_weights_ is not None and self.best_epoch_ != len(net.history):
-            best = {k: v for k, v in self.best_model_weights_.items() if _is_relevance_param(k)}
-            net.module_.load_state_dict(best, strict=False)
+    def score(self, net):
+        rel = HeadWeights.from_module(net.module_).relevance(self.q_emb, self.t_emb,
+                                                             self.candidates)
+        cand = (np.broadcast_to(np.arange(len(self.t_emb)), rel.shape)
+                if self.candidates is None else self.candidates)
+        return _ndcg_rows(rel, cand, self.relevant, self.k)
+
+    def _keep(self, net, score, epoch):
+        self.best_score_, self.best_epoch_, self.misses_ = score, epoch, 0
+        self.best_weights_ = {name: value.detach().clone()
+                              for name, value in net.module_.state_dict().items()
+                              if _is_relevance_param(name)}
 
     def on_train_begin(self, net, **kwargs):
-        super().on_train_begin(net, **kwargs)
-        if self.validation is not None:
-            start = self.validation.score(net)
-            self.start_score_ = start
-            self.dynamic_threshold_ = self._calc_new_threshold(start)
-            self.best_model_weights_ = copy.deepcopy(net.module_.state_dict())
-            self.best_epoch_ = 0
+        self._keep(net, self.score(net), 0)
+
+    def on_epoch_end(self, net, **kwargs):
+        score = self.score(net)
+        net.history.record("valid_ndcg", score)
+        if score > self.best_score_:
+            self._keep(net, score, len(net.history))
+            return
+        self.misses_ += 1
+        if self.misses_ >= self.patience:
+            raise KeyboardInterrupt
+
+    def on_train_end(self, net, **kwargs):
+        if self.best_epoch_ != len(net.history):
+            net.module_.load_state_dict(self.best_weights_, strict=True)
+        # Drop the data and weights so that the pickled net does not carry them.
+        self.q_emb = self.t_emb = self.candidates = self.relevant = self.best_weights_ = None
+
+
+def _train_heads(params, seed, q_emb, t_emb, candidates, hard_pool, gold, risk, device,
+                 verbose=0):
+    """Train the two heads; a pure function of its arguments, so ``memory`` can cache it.
+
+    ``params`` are the reranker's parameters that affect training; ``candidates`` is None
+    for the full pool; ``hard_pool`` holds each query's best non-gold candidates (-1 pads);
+    ``gold`` is each query's gold indices as ``(concatenated, offsets)`` (arrays, which
+    ``memory`` hashes and records quickly, where a list of arrays is slow to record).
+    ``verbose`` is skorch's per-epoch log. Returns the fitted attributes.
+    """
+    relevant = np.split(*gold)
+    n_q = len(q_emb)
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(n_q)
+    frac = params["validation_fraction"]
+    n_valid = int(round(frac * n_q))
+    if frac > 0 and n_valid == 0:
+        if n_q >= 2:
+            n_valid = 1
+        else:
+            # Holding out the only query would leave nothing to train on.
+            warnings.warn(MSG_NO_VALIDATION.format(frac=frac, epochs=params["epochs"]),
+                          UserWarning, stacklevel=3)
+    if n_q - n_valid < 1:
+        raise ValueError(MSG_TOO_FEW_QUERIES.format(frac=frac, n_train=n_q - n_valid))
+    valid, train = np.sort(perm[:n_valid]), np.sort(perm[n_valid:])
+    n_tools = len(t_emb)
+    gold_keys = np.unique(np.concatenate([i * n_tools + relevant[i] for i in range(n_q)]))
+    pair_query = np.concatenate([np.full(len(relevant[i]), i) for i in train])
+    pair_pos = np.concatenate([relevant[i] for i in train])
+    risk_target = np.where(risk == UNKNOWN_RISK, np.nan, (risk - 1) / 4.0).astype(np.float32)
+    n_neg, n_corpus = params["n_negatives"], params["corpus_negatives"]
+    dataset = _TripletDataset(q_emb, t_emb, pair_query, pair_pos, hard_pool, gold_keys,
+                              n_neg - n_corpus, n_corpus, risk_target, seed)
+    callbacks = []
+    if n_valid:
+        callbacks = [("early_stopping", _EarlyStopping(
+            q_emb[valid], t_emb, None if candidates is None else candidates[valid],
+            [relevant[i] for i in valid], params["k"], params["patience"]))]
+    torch.manual_seed(seed)
+    net = DualHeadNet(
+        DualHeadModule,
+        module__dim=t_emb.shape[1],
+        module__hidden=params["hidden"],
+        module__relevance_head=params["relevance_head"],
+        module__interaction_rank=params.get("interaction_rank"),
+        criterion=nn.MSELoss,
+        optimizer=torch.optim.Adam,
+        lr=params["lr"],
+        max_epochs=params["epochs"],
+        batch_size=params["batch_size"],
+        train_split=None,
+        iterator_train=_TripletBatches,
+        iterator_train__shuffle=True,
+        iterator_train__generator=torch.Generator().manual_seed(seed),
+        callbacks=callbacks,
+        predict_nonlinearity=None,
+        margin=params["margin"],
+        risk_loss_weight=params["risk_loss_weight"],
+        device=device,
+        verbose=verbose,
+    )
+    # The heads' mini-batches are too small for intra-op threads to pay off (measured 6x
+    # slower with 2 threads on a busy 2-core machine), and one thread per fit keeps
+    # GridSearchCV(n_jobs=...) workers from oversubscribing the cores.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        net.fit(dataset, y=None)
+    finally:
+        torch.set_num_threads(threads)
+    stopper = dict(net.callbacks_).get("early_stopping")
+    fitted = {
+        "heads_": HeadWeights.from_module(net.module_),
+        "n_epochs_": len(net.history),
+        "best_epoch_": stopper.best_epoch_ if stopper is not None else len(net.history),
+        "validation_scores_": [h["valid_ndcg"] for h in net.history if "valid_ndcg" in h],
+    }
+    # The weights as numpy: a fitted reranker holds no torch object, so it pickles small
+    # and saves to skops files, and the net is rebuilt from them on demand (net_).
+    state = {name: v.detach().cpu().numpy() for name, v in net.module_.state_dict().items()}
+    return {"module_state_": state, **fitted}
+
 
 
 # --------------------------------------------------------------------------------------------
@@ -373,12 +404,14 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     jointly by a skorch :class:`DualHeadNet`: a pairwise margin loss over (query, gold tool,
     negative tool) triplets plus ``risk_loss_weight`` times the MSE between ``f_risk(t)`` and
     the audited ``(r_t - 1) / 4``. ``risk_weight`` (the paper's lambda) acts at inference
-    only: changing it with ``set_params`` on a fitted reranker changes the next ``transform``
-    without a refit, and refits that differ only in ``risk_weight`` reuse the trained heads.
+    only: changing it with ``set_params`` on a fitted reranker changes the next
+    ``transform`` without a refit. To make a ``GridSearchCV`` over it cheap, give
+    ``memory``: fits whose training parameters and data match reuse the cached heads, as
+    ``Pipeline(memory=...)`` reuses fitted transformers.
 
     Training holds out ``validation_fraction`` of the training queries and stops on their
-    NDCG@k (skorch ``EarlyStopping``, keeping the best epoch, the untrained start included),
-    so that the relevance head does not fall below the ranking it reranks.
+    NDCG@k (keeping the best epoch, the untrained start included), so that the relevance
+    head does not fall below the ranking it reranks.
 
     Parameters
     ----------
@@ -424,7 +457,14 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     patience : int, default=3
         Epochs without a better validation NDCG@k before training stops.
     k : int, default=5
-        Cut-off of :meth:`predict` and of the validation NDCG.
+        Cut-off of :meth:`predict` and of the validation NDCG (so it changes training when
+        ``validation_fraction > 0``).
+    memory : str, object with the joblib.Memory interface or None, default=None
+        Caches the trained heads, keyed on every parameter that changes training and on the
+        training data, as ``Pipeline(memory=...)`` caches fitted transformers; a string is
+        the path of the cache directory. ``None`` caches nothing. Only fits with an integer
+        ``random_state`` are cached (an unseeded fit is not reproducible). The cache holds
+        the trained heads of every distinct fit: clear it with ``memory.clear()``.
     random_state : int or None, default=None
         Seeds torch, the negative sampling, the shuffling and the validation split. The same
         value gives identical predictions from two fits.
@@ -435,11 +475,10 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
-    net_ : DualHeadNet
-        The trained skorch net (trimmed for prediction).
-    heads_ : dict
-        The trained weights as numpy arrays, the first layer split into query, tool (and
-        interaction) parts for fast scoring.
+    module_state_ : dict of str to ndarray
+        The trained :class:`DualHeadModule`'s ``state_dict``, as numpy arrays.
+    heads_ : HeadWeights
+        The trained weights as float32 arrays in the one form that inference uses.
     tool_risk_ : ndarray of float32, shape (n_tools,)
         f_risk of every registry tool.
     n_epochs_ : int
@@ -493,6 +532,7 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         "validation_fraction": [Interval(Real, 0, 1, closed="left")],
         "patience": [Interval(Integral, 1, None, closed="left")],
         "k": [Interval(Integral, 1, None, closed="left")],
+        "memory": [None, str, HasMethods(["cache"])],
         "random_state": ["random_state"],
         "device": [str],
         "verbose": ["verbose"],
@@ -516,6 +556,7 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         validation_fraction=0.1,
         patience=3,
         k=5,
+        memory=None,
         random_state=None,
         device="cpu",
         verbose=0,
@@ -535,6 +576,7 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         self.validation_fraction = validation_fraction
         self.patience = patience
         self.k = k
+        self.memory = memory
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
@@ -548,17 +590,17 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         return tags
 
     # -- training ------------------------------------------------------------------------------
-    def _training_key(self, X, relevant) -> str | None:
-        if self.random_state is None or not isinstance(self.random_state, Integral):
-            return None  # an unseeded fit is not reproducible, so never reuse one
-        params = {k: v for k, v in self.get_params().items() if k not in _INFERENCE_ONLY}
+    def _training_params(self) -> dict:
+        """The parameters that change the trained heads (the key of ``memory``'s cache)."""
+        params = self.get_params()
+        for name in ("risk_weight", "verbose", "memory"):
+            params.pop(name)
+        if not self.validation_fraction:
+            params.pop("k")  # k is only the cutoff of the validation NDCG
         if self.relevance_head == "concat":
-            # The concatenation head has no interaction term: any rank trains the same model.
-            params.pop("interaction_rank")
-        return joblib.hash(
-            (params, X.query_embeddings, X.tool_embeddings, np.asarray(X.candidates),
-             X.scores, X.registry.fingerprint, [r.tolist() for r in relevant])
-        )
+            params.pop("interaction_rank")  # the concatenation head has no interactions
+        params.pop("random_state")  # given to _train_heads as the drawn seed
+        return params
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -575,203 +617,113 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         Returns
         -------
         self : RiskAwareReranker
+            The fitted reranker.
         """
         X = self._check_input(X, reset=True)
         relevant = check_relevant(y, X.registry, X.n_queries)
         if self.corpus_negatives > self.n_negatives:
             raise ValueError(
-                MSG_NEGATIVES.format(corpus=self.corpus_negatives, n=self.n_negatives)
-            )
+                MSG_NEGATIVES.format(corpus=self.corpus_negatives, n=self.n_negatives))
         self._fit_batch_state(X)
         device = _check_device(self.device)
-        key = self._training_key(X, relevant)
-        with _FIT_LOCK:
-            cached = _FIT_CACHE.get(key) if key is not None else None
-            if cached is not None:
-                _FIT_CACHE.move_to_end(key)
-        if cached is None:
-            cached = self._train(X, relevant, device)
-            if key is not None:
-                with _FIT_LOCK:
-                    _FIT_CACHE[key] = cached
-                    while len(_FIT_CACHE) > _FIT_CACHE_SIZE:
-                        _FIT_CACHE.popitem(last=False)
-        for name, value in cached.items():
-            setattr(self, name, value)
-        self._tool_hidden = None
-        self._fit_key = key
-        return self
-
-    def fit_transform(self, X, y, **fit_params):
-        """Fit, then rerank the training batch (its f_rel is reused by cached refits).
-
-        Parameters
-        ----------
-        X : RankingBatch
-            Training batch.
-        y : sequence of set of str
-            Gold tool names per query.
-        **fit_params : dict
-            Unused; accepted for scikit-learn's Pipeline.
-
-        Returns
-        -------
-        batch : RankingBatch
-            ``transform(X)`` of the fitted reranker.
-        """
-        self.fit(X, y)
-        key = self._fit_key
-        with _FIT_LOCK:
-            rel = _TRAIN_SCORES.get(key) if key is not None else None
-        if rel is None:
-            rel = self.relevance_scores(X)
-            if key is not None:
-                rel.flags.writeable = False
-                with _FIT_LOCK:
-                    _TRAIN_SCORES[key] = rel
-                    while len(_TRAIN_SCORES) > _TRAIN_SCORES_SIZE:
-                        _TRAIN_SCORES.popitem(last=False)
-        return self._apply_risk(X, rel)
-
-    def _train(self, X, relevant, device) -> dict:
-        n_q = X.n_queries
-        # check_random_state: the constraint also admits a RandomState instance.
-        seed = check_random_state(self.random_state).randint(0, 2**31 - 1)
-        rng = np.random.default_rng(seed)
-        perm = rng.permutation(n_q)
-        n_valid = int(round(self.validation_fraction * n_q))
-        if self.validation_fraction > 0 and n_valid == 0:
-            if n_q >= 2:
-                n_valid = 1
-            else:
-                # Holding out the only query would leave nothing to train on.
-                warnings.warn(MSG_NO_VALIDATION.format(frac=self.validation_fraction,
-                                                       epochs=self.epochs), UserWarning)
-        if n_q - n_valid < 1:
-            raise ValueError(
-                MSG_TOO_FEW_QUERIES.format(frac=self.validation_fraction, n_train=n_q - n_valid)
-            )
-        valid, train = np.sort(perm[:n_valid]), np.sort(perm[n_valid:])
-
-        t_emb = np.ascontiguousarray(X.tool_embeddings, dtype=np.float32)
-        q_emb = np.ascontiguousarray(X.query_embeddings, dtype=np.float32)
-        cand = np.asarray(X.candidates)
-        pool_n = min(self.hard_negative_pool, X.n_candidates)
-        pool_order = X.order(pool_n)
-        hard_pool = np.full((n_q, pool_n), -1, dtype=np.int64)
-        for i in range(n_q):
-            gold = relevant[i]
+        # Hard negatives: each query's best-scored candidates that are not gold.
+        order = X.ranked_indices(min(self.hard_negative_pool, X.n_candidates))
+        hard_pool = np.full(order.shape, -1, dtype=np.int64)
+        for i, gold in enumerate(relevant):
             if len(gold) >= len(X.registry):
                 raise ValueError(MSG_NO_NEGATIVES.format(i=i))
-            row = cand[i, pool_order[i]]
-            row = row[~np.isin(row, gold)]
+            row = order[i][~np.isin(order[i], gold)]
             hard_pool[i, : len(row)] = row
-        gold_keys = np.unique(np.concatenate(
-            [i * len(X.registry) + relevant[i] for i in range(n_q)]))
-        pair_query = np.concatenate([np.full(len(relevant[i]), i) for i in train])
-        pair_pos = np.concatenate([relevant[i] for i in train])
-        risk = X.registry.risk
-        risk_target = np.where(risk == UNKNOWN_RISK, np.nan, (risk - 1) / 4.0).astype(np.float32)
-        dataset = _TripletDataset(
-            q_emb, t_emb, pair_query, pair_pos, hard_pool, gold_keys,
-            self.n_negatives - self.corpus_negatives, self.corpus_negatives, risk_target, seed,
-        )
-
-        callbacks = []
-        validation = None
-        if n_valid:
-            validation = _ValidationRanking(
-                q_emb[valid], t_emb, cand[valid], [relevant[i] for i in valid], self.k
-            )
-            callbacks = [
-                ("valid_ranking", validation),
-                ("early_stopping", _EarlyStoppingFromStart(
-                    monitor="valid_ndcg", lower_is_better=False, patience=self.patience,
-                    threshold=0.0, threshold_mode="abs", load_best=True,
-                    sink=_silent, validation=validation,
-                )),
-            ]
-        torch.manual_seed(seed)
-        net = DualHeadNet(
-            DualHeadModule,
-            module__dim=t_emb.shape[1],
-            module__hidden=self.hidden,
-            module__relevance_head=self.relevance_head,
-            module__interaction_rank=self.interaction_rank,
-            criterion=nn.MSELoss,
-            optimizer=torch.optim.Adam,
-            lr=self.lr,
-            max_epochs=self.epochs,
-            batch_size=self.batch_size,
-            train_split=None,
-            iterator_train=_TripletBatches,
-            iterator_train__shuffle=True,
-            iterator_train__generator=torch.Generator().manual_seed(seed),
-            callbacks=callbacks,
-            predict_nonlinearity=None,
-            margin=self.margin,
-            risk_loss_weight=self.risk_loss_weight,
-            device=device,
-            verbose=self.verbose,
-        )
-        # The heads' mini-batches are too small for intra-op threads to pay off (measured 6x
-        # slower with 2 threads on a busy 2-core machine), and one thread per fit keeps
-        # GridSearchCV(n_jobs=...) workers from oversubscribing the cores.
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            net.fit(dataset, y=None)
-        finally:
-            torch.set_num_threads(threads)
-        n_epochs = len(net.history)
-        scores = [h["valid_ndcg"] for h in net.history if "valid_ndcg" in h]
-        stopper = dict(net.callbacks_).get("early_stopping")
-        if validation is not None:
-            validation.clear()
-        net.trim_for_prediction()
-        heads = _heads_from_module(net.module_, t_emb.shape[1])
-        return {
-            "net_": net,
-            "heads_": heads,
-            "tool_risk_": tool_risk(heads, t_emb),
-            "n_epochs_": n_epochs,
-            "best_epoch_": int(stopper.best_epoch_) if stopper is not None else n_epochs,
-            "validation_scores_": scores,
-        }
+        # check_random_state: the constraint also admits a RandomState instance.
+        seed = check_random_state(self.random_state).randint(0, 2**31 - 1)
+        train = _train_heads
+        if isinstance(self.random_state, Integral):
+            # An unseeded fit is not reproducible, so only seeded ones are cached.
+            train = check_memory(self.memory).cache(_train_heads, ignore=["verbose"])
+        gold = (np.concatenate(relevant), np.cumsum([len(g) for g in relevant])[:-1])
+        fitted = train(self._training_params(), seed, X.query_embeddings, X.tool_embeddings,
+                       None if X.is_full_pool else X.candidates, hard_pool, gold,
+                       X.registry.risk, device, self.verbose)
+        for name, value in fitted.items():
+            setattr(self, name, value)
+        self.tool_risk_ = self.heads_.risk(X.tool_embeddings)
+        self._tool_side = self._net = None
+        return self
 
     # -- inference -----------------------------------------------------------------------------
     def __getstate__(self):
         state = self.__dict__.copy()
-        state["_tool_hidden"] = None  # recomputed on first use
+        state["_tool_side"] = None  # recomputed on first use
+        state.pop("_net", None)
         return state
 
-    def _hidden_of_tools(self, tool_emb):
+    @property
+    def net_(self) -> DualHeadNet:
+        """The trained skorch net, rebuilt from :attr:`module_state_` (prediction only)."""
+        check_is_fitted(self)
+        if getattr(self, "_net", None) is None:
+            # The module's shape comes from the weights, not from parameters that
+            # set_params may have changed since.
+            state = self.module_state_
+            proj = state.get("rel_proj_q.weight")
+            net = DualHeadNet(
+                DualHeadModule, module__dim=state["risk_hidden.weight"].shape[1],
+                module__hidden=state["rel_hidden.weight"].shape[0],
+                module__relevance_head="residual" if "cos_scale" in state else "concat",
+                module__interaction_rank=None if proj is None else proj.shape[0],
+                criterion=nn.MSELoss,
+                margin=self.margin, risk_loss_weight=self.risk_loss_weight,
+                predict_nonlinearity=None, train_split=None, device="cpu").initialize()
+            net.module_.load_state_dict(
+                {name: torch.from_numpy(np.array(v)) for name, v in state.items()})
+            self._net = net
+        return self._net
+
+    def _side_of(self, tool_emb):
         # Keyed on the array itself: batches from one embedder share one tool array, and a
         # batch built on other embeddings of the same registry must not reuse these.
-        cached = getattr(self, "_tool_hidden", None)
+        cached = getattr(self, "_tool_side", None)
         if cached is None or cached[0] is not tool_emb:
-            cached = (tool_emb, tool_side(self.heads_, tool_emb))
-            self._tool_hidden = cached
+            cached = (tool_emb, self.heads_.tool_side(tool_emb))
+            self._tool_side = cached
         return cached[1]
 
     def relevance_scores(self, X) -> np.ndarray:
-        """f_rel of each candidate of the batch, shape (n_queries, n_candidates)."""
+        """f_rel of each candidate of the batch.
+
+        Parameters
+        ----------
+        X : RankingBatch
+            A batch over the fitted registry.
+
+        Returns
+        -------
+        f_rel : ndarray of float32 of shape (n_queries, n_candidates)
+        """
         check_is_fitted(self)
         X = self._check_input(X, reset=False)
-        return relevance(
-            self.heads_, X.query_embeddings, X.tool_embeddings,
-            None if X.is_full_pool else np.asarray(X.candidates),
-            tool_hidden=self._hidden_of_tools(X.tool_embeddings),
-        )
+        return self.heads_.relevance(
+            X.query_embeddings, X.tool_embeddings, None if X.is_full_pool else X.candidates,
+            tool_side=self._side_of(X.tool_embeddings))
 
     def predict_risk(self, X) -> np.ndarray:
-        """f_risk of each candidate of the batch, shape (n_queries, n_candidates)."""
+        """f_risk of each candidate of the batch.
+
+        Parameters
+        ----------
+        X : RankingBatch
+            A batch over the fitted registry.
+
+        Returns
+        -------
+        f_risk : ndarray of float32 of shape (n_queries, n_candidates)
+        """
         check_is_fitted(self)
         X = self._check_input(X, reset=False)
         return self.tool_risk_[X.candidates]
 
     def transform(self, X):
-        """Replace the batch's scores by ``f_rel - risk_weight * f_risk``.
+        """Score each candidate by ``f_rel - risk_weight * f_risk``.
 
         Parameters
         ----------
@@ -781,11 +733,9 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         Returns
         -------
         batch : RankingBatch
-            The same candidates with reranked scores.
+            The same candidates with the reranker's scores (ranked lists re-sorted by them).
         """
-        return self._apply_risk(X, self.relevance_scores(X))
-
-    def _apply_risk(self, X, rel):
+        scores = self.relevance_scores(X)
         if self.risk_weight:
-            rel = rel - np.float32(self.risk_weight) * self.tool_risk_[X.candidates]
-        return X.replace(scores=np.array(rel, dtype=np.float32, copy=not self.risk_weight))
+            scores -= np.float32(self.risk_weight) * self.tool_risk_[X.candidates]
+        return X.with_scores(scores)

@@ -6,39 +6,20 @@ import os
 from numbers import Integral
 
 import numpy as np
-from joblib import cpu_count, effective_n_jobs
+from joblib import effective_n_jobs
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from . import _index
 from ._base import RankingStepMixin
+from ._fast import Int8CosineIndex, cpu_count
 
 __all__ = ["DenseRetriever"]
 
-MSG_NO_NUMBA = (
-    "DenseRetriever(search='int8') needs numba (pip install 'skriskrank[fast]'); "
-    "use search='auto' or 'exact' without it."
-)
 #: Below this many tools one query's float32 cosine is already cheap (0.1 ms at 2k tools).
 _INDEX_MIN_TOOLS = 20_000
 #: Batches up to this many queries go through the index; larger ones amortize one GEMM.
 _INDEX_MAX_QUERIES = 2
-
-
-_CPUS: dict = {}
-
-
-def _cpu_count() -> int:
-    """joblib's count of the CPUs this process may use (cgroup quotas included), per process.
-
-    Cached: it reads cgroup files, 60 us or more a call, which an online call at 100k tools
-    measured as a tenth of its retrieval step.
-    """
-    pid = os.getpid()
-    if _CPUS.get("pid") != pid:
-        _CPUS.update(pid=pid, count=max(1, int(cpu_count())))
-    return _CPUS["count"]
 
 
 class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
@@ -60,8 +41,8 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
         reads the whole tool matrix. ``"int8"`` scans an int8 copy of the tool embeddings
         (a quarter of the bytes) and rescores in float32 only the tools its error bound
         cannot rule out, so it returns the same top candidates (see
-        ``skriskrank._index``); it needs numba, the ``fast`` extra. ``"auto"`` is
-        ``"int8"`` when numba is installed and the registry has at least 20,000 tools.
+        ``skriskrank._fast._index``). ``"auto"`` is ``"int8"`` when the registry has at
+        least 20,000 tools.
         Larger batches, and batches whose scores an earlier step changed, always take
         the exact path.
     n_jobs : int, default=None
@@ -136,8 +117,6 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
         -------
         self : DenseRetriever
         """
-        if self.search == "int8" and not _index.available():
-            raise ValueError(MSG_NO_NUMBA)
         X = self._check_input(X, reset=True)
         self._threads()  # n_jobs=0 fails here, not on the first online call
         self._fit_batch_state(X)
@@ -150,8 +129,7 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
     def _uses_index(self, n_tools) -> bool:
         if self.search == "int8":
             return True
-        return (self.search == "auto" and n_tools >= _INDEX_MIN_TOOLS
-                and _index.available())
+        return self.search == "auto" and n_tools >= _INDEX_MIN_TOOLS
 
     def _index_of(self, tool_emb):
         # Keyed on the array itself, like the reranker's cached tool layer: a batch built
@@ -161,7 +139,7 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
         cached = getattr(self, "_index", None)
         if cached is None or cached[0] is not tool_emb:
             try:
-                index = _index.Int8CosineIndex(tool_emb)
+                index = Int8CosineIndex(tool_emb)
             except ValueError:
                 index = None
             cached = (tool_emb, index)
@@ -173,10 +151,10 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
             # 1, unless a joblib.parallel_config context sets n_jobs.
             threads = effective_n_jobs(None)
         elif self.n_jobs < 0:
-            threads = _cpu_count() + 1 + self.n_jobs
+            threads = cpu_count() + 1 + self.n_jobs
         else:
             threads = effective_n_jobs(self.n_jobs)  # raises for 0
-        limits = [_cpu_count()]
+        limits = [cpu_count()]
         # Read live (0.4 us): the affinity mask can change after the count was cached.
         if hasattr(os, "sched_getaffinity"):
             limits.append(len(os.sched_getaffinity(0)))
@@ -207,14 +185,10 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
         X = self._check_input(X, reset=False)
         n = min(self.n_candidates, X.n_candidates)
         if (X.scores_pending and n < X.n_candidates and X.n_queries <= _INDEX_MAX_QUERIES
-                and self._uses_index(X.n_candidates) and X.is_full_pool
+                and self._uses_index(X.n_candidates)
                 and np.isfinite(X.query_embeddings).all()):
             index = self._index_of(X.tool_embeddings)
             if index is not None:
                 cand, scores = index.top(X.query_embeddings, n, n_threads=self._threads())
                 return X.replace(candidates=cand, scores=scores)
-        order = X.order(n)
-        return X.replace(
-            candidates=np.take_along_axis(X.candidates, order, axis=1).astype(np.int32),
-            scores=np.take_along_axis(X.scores, order, axis=1),
-        )
+        return X.top(n)

@@ -12,7 +12,6 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-
 from hypothesis import settings  # noqa: E402
 
 # Property tests draw the same examples on every run, so CI never turns red on a draw no one

@@ -18,15 +18,15 @@ from sklearn.utils.estimator_checks import (
     check_set_params,
 )
 
+import skriskrank
 from skriskrank import DenseRetriever, RankingBatch, ToolRegistry
-from skriskrank._baselines import (
-    MSG_CROSS_ENCODER_UNAVAILABLE,
-    MSG_NO_QUERY_TEXT,
+from skriskrank.baselines import (
     BM25Reranker,
     CrossEncoderReranker,
     MMRReranker,
     RiskPenaltyReranker,
 )
+from skriskrank.baselines._rerankers import MSG_CROSS_ENCODER_UNAVAILABLE, MSG_NO_QUERY_TEXT
 
 STEPS = [RiskPenaltyReranker, MMRReranker, BM25Reranker, CrossEncoderReranker]
 
@@ -85,7 +85,7 @@ def test_transform_keeps_candidate_set(cls, batch):
     top = DenseRetriever(n_candidates=4).fit(batch).transform(batch)
     out = cls().fit(top).transform(top)
     assert out.candidates.shape == top.candidates.shape
-    for a, b in zip(out.candidates, top.candidates):
+    for a, b in zip(out.candidates, top.candidates, strict=True):
         assert sorted(a.tolist()) == sorted(b.tolist())
     assert out.query_embeddings is top.query_embeddings  # not copied
 
@@ -105,6 +105,11 @@ def test_penalty_formula_and_unknown_risk_as_level_5():
     np.testing.assert_allclose(out.scores[0], expected, rtol=1e-6)
     # Unknown risk is penalised exactly like level 5, never like a safe tool.
     assert out.scores[0, 2] == out.scores[0, 3]
+    # On ranked lists the penalised scores re-sort each list.
+    top = DenseRetriever(n_candidates=4).fit(batch).transform(batch)
+    ranked = RiskPenaltyReranker(risk_weight=0.4).fit(top).transform(top)
+    assert ranked.ranked_names().tolist() == [["a", "b", "c", "d"]]
+    np.testing.assert_allclose(ranked.scores[0], expected, rtol=1e-6)
 
 
 def test_penalty_zero_weight_is_identity(batch):
@@ -128,9 +133,10 @@ def test_mmr_skips_near_duplicate():
     assert batch.ranked_names(2).tolist() == [["a", "a_copy"]]
     out = MMRReranker(relevance_weight=0.5, k=2).fit(batch)
     assert out.predict(batch).tolist() == [["a", "b"]]
-    # The rest follow in score order, and the scores are strictly decreasing ranks.
+    # The rest follow in score order, and each candidate keeps its score.
     assert out.rank(batch).tolist() == [[0, 2, 1, 3]]
-    assert np.all(np.diff(out.transform(batch).scores[0]) < 0)
+    np.testing.assert_array_equal(out.transform(batch).scores[0],
+                                  batch.scores[0, [0, 2, 1, 3]])
 
 
 @settings(deadline=None, max_examples=25)
@@ -144,7 +150,7 @@ def test_mmr_output_is_a_permutation(seed, lam, k, n_cand):
     batch = RankingBatch.full_pool(reg, _unit(rng, 4, 6), _unit(rng, 12, 6))
     batch = DenseRetriever(n_candidates=n_cand).fit(batch).transform(batch)
     out = MMRReranker(relevance_weight=lam, k=k).fit(batch).transform(batch)
-    for a, b in zip(out.candidates, batch.candidates):
+    for a, b in zip(out.candidates, batch.candidates, strict=True):
         assert sorted(a.tolist()) == sorted(b.tolist())
     # The first pick is always the best-scored candidate.
     np.testing.assert_array_equal(out.candidates[:, 0], batch.ranked_indices(1)[:, 0])
@@ -162,9 +168,9 @@ def test_bm25_scores_follow_candidates(batch):
     full = step.transform(batch)
     top = DenseRetriever(n_candidates=3).fit(batch).transform(batch)
     sub = step.transform(top)
-    np.testing.assert_allclose(
-        sub.scores, np.take_along_axis(full.scores, top.candidates.astype(np.int64), axis=1)
-    )
+    np.testing.assert_allclose(sub.scores, np.take_along_axis(full.scores, sub.candidates, axis=1))
+    for a, b in zip(sub.candidates, top.candidates, strict=True):
+        assert sorted(a.tolist()) == sorted(b.tolist())
 
 
 @pytest.mark.parametrize("cls", [BM25Reranker])
@@ -202,12 +208,11 @@ def test_cross_encoder_loads_local_model_and_reranks(tiny_cross_encoder, batch):
     step = CrossEncoderReranker(str(tiny_cross_encoder), n_rerank=4).fit(batch)
     out = step.transform(batch)
     ranked_in = batch.ranked_indices()
-    for row_out, row_in in zip(out.candidates, ranked_in):
-        # The top n_rerank are reordered among themselves; the tail keeps its order.
-        assert sorted(row_out[:4].tolist()) == sorted(row_in[:4].tolist())
-        assert row_out[4:].tolist() == row_in[4:].tolist()
-    assert np.all(np.diff(out.scores, axis=1) < 0)
-    assert step.predict(batch).shape == (3, 5)
+    assert out.n_candidates == 4  # only what the cross-encoder scored is kept
+    for row_out, row_in in zip(out.candidates, ranked_in, strict=True):
+        assert sorted(row_out.tolist()) == sorted(row_in[:4].tolist())
+    assert np.all(np.diff(out.scores, axis=1) <= 0)
+    assert step.predict(batch).shape == (3, 4)
 
 
 def test_cross_encoder_order_matches_model_scores(tiny_cross_encoder, batch):
@@ -217,7 +222,7 @@ def test_cross_encoder_order_matches_model_scores(tiny_cross_encoder, batch):
     out = step.transform(batch)
     ce = CrossEncoder(str(tiny_cross_encoder), device="cpu", local_files_only=True)
     texts = batch.registry.texts
-    for q, row in zip(batch.queries, out.candidates):
+    for q, row in zip(batch.queries, out.candidates, strict=True):
         s = ce.predict([(q, texts[t]) for t in row], show_progress_bar=False)
         assert np.all(np.diff(s) <= 1e-6)
 
@@ -254,3 +259,12 @@ def test_cross_encoder_needs_query_text(tiny_cross_encoder, batch):
     with pytest.raises(ValueError, match=re.escape(
             MSG_NO_QUERY_TEXT.format(step="CrossEncoderReranker"))):
         step.transform(batch.replace(queries=None))
+
+
+def test_baselines_moved_and_keep_a_deprecated_alias():
+    for cls in STEPS:
+        with pytest.warns(FutureWarning, match=re.escape(skriskrank.MSG_MOVED.format(
+                name=cls.__name__, module="skriskrank.baselines"))):
+            assert getattr(skriskrank, cls.__name__) is cls
+    with pytest.raises(AttributeError):
+        skriskrank.NoSuchStep  # noqa: B018

@@ -88,7 +88,7 @@ class TestCatalogue:
         with files("skriskrank").joinpath("data", DEMO_TOOLS_FILE).open(encoding="utf-8") as fh:
             rows = list(csv.DictReader(fh))
         assert [r["name"] for r in rows] == demo.registry.names.tolist()
-        for row, perms in zip(rows, demo.registry.permissions):
+        for row, perms in zip(rows, demo.registry.permissions, strict=True):
             # Every cell is explicit: "none" or a ";"-list, never blank (which would derive).
             assert row["permissions"].strip()
             cell = row["permissions"]
@@ -105,13 +105,13 @@ class TestCatalogue:
         desc = demo.registry.descriptions[demo.registry.index_of("delete_email")]
         assert derive_permissions("delete_email", desc) == {"file_write"}
         assert demo.registry.permissions[demo.registry.index_of("delete_email")] == frozenset()
-        perms = dict(zip(demo.registry.names, demo.registry.permissions))
+        perms = dict(zip(demo.registry.names, demo.registry.permissions, strict=True))
         assert perms["send_email"] == {"network_access"}
         assert {"shell_execution", "code_execution"} <= perms["run_shell_command"]
         assert "credential_handling" in perms["login_to_website"]
 
     def test_read_only_and_risky_variants_side_by_side(self, demo):
-        risk = dict(zip(demo.registry.names, demo.registry.risk.tolist()))
+        risk = dict(zip(demo.registry.names, demo.registry.risk.tolist(), strict=True))
         assert [risk[n] for n in ("read_file", "write_file", "delete_file", "wipe_disk")] == [
             1, 3, 4, 5,
         ]
@@ -137,7 +137,7 @@ class TestQueries:
 
     def test_query_domain_is_one_of_its_gold_tools_domains(self, demo):
         assert set(demo.domains) == set(DEMO_DOMAINS)
-        for domain, gold in zip(demo.domains, demo.relevant):
+        for domain, gold in zip(demo.domains, demo.relevant, strict=True):
             assert domain in {demo.tool_domains[t] for t in gold}
 
     def test_enough_queries_need_a_risky_tool(self, demo):
@@ -156,7 +156,7 @@ class TestQueries:
         assert len(multi) >= 30
 
     def test_safe_tool_for_risky_sounding_request(self, demo):
-        by_query = dict(zip(demo.queries, demo.relevant))
+        by_query = dict(zip(demo.queries, demo.relevant, strict=True))
         gold = by_query[
             "Before I clean up, list everything in /var/tmp so I can see what would be deleted"
         ]

@@ -291,14 +291,30 @@ def test_tool_embeddings_shared_across_clones(tiny_model):
     assert other.tool_embeddings_ is not emb.tool_embeddings_
 
 
-def test_cache_false_touches_no_disk_but_still_caches_in_memory(tiny_model, tmp_path):
+def test_cache_false_caches_nothing(tiny_model, tmp_path, monkeypatch):
+    # cache=False: every transform encodes its queries again, and nothing reaches the
+    # process-wide store that cache=True fills (nor the disk).
     reg = make_registry(suffix="_" + fresh_tag())
     queries = fresh_texts()
+    encoded = []
+    original = FrozenEmbedder._encode_fn
+
+    def counting(self, model):
+        encode = original(self, model)
+        return lambda texts: encoded.extend(texts) or encode(texts)
+
+    monkeypatch.setattr(FrozenEmbedder, "_encode_fn", counting)
     emb = FrozenEmbedder(reg, model=tiny_model, cache=False).fit(queries)
-    start = emb.n_encoded()
+    assert encoded == reg.texts  # the tools, once, in fit
+    first = emb.transform(queries)
     emb.transform(queries)
     clone(emb).fit(queries).transform(queries)
-    assert emb.n_encoded() - start == len(queries)
+    assert encoded[len(reg.texts):] == queries * 2 + reg.texts + queries
+    np.testing.assert_allclose(emb.transform(queries).query_embeddings, first.query_embeddings,
+                               atol=1e-6)
+    n = len(encoded)
+    FrozenEmbedder(reg, model=tiny_model).fit(queries).transform(queries)
+    assert len(encoded) == n + len(reg.texts) + len(queries)  # the store had none of them
     assert not list(tmp_path.iterdir())
 
 

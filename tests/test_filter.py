@@ -1,11 +1,12 @@
 """Tests for the greedy rule filter (skriskrank._filter)."""
 
-import math
 import pickle
 import re
 
 import numpy as np
 import pytest
+from _reference import greedy_filter as oracle
+from _reference import similarity
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
@@ -19,9 +20,9 @@ from sklearn.utils.estimator_checks import (
     check_set_params,
 )
 
-from skriskrank import UNKNOWN_RISK, RankingBatch, ToolRegistry
-from skriskrank import _filter_kernel
+from skriskrank import UNKNOWN_RISK, RankingBatch, RuleFilter, ToolRegistry, rule_filter
 from skriskrank._filter import (
+    MSG_BATCH_DEPRECATED,
     MSG_BROAD_LEVEL,
     MSG_CAP,
     MSG_DUPLICATE,
@@ -36,39 +37,10 @@ from skriskrank._filter import (
     MSG_RANKED_DTYPE,
     MSG_RANKED_SHAPE,
     MSG_THRESHOLD,
-    RuleFilter,
-    _prepare,
-    _rule_filter_batch,
-    rule_filter,
     rule_filter_batch,
 )
 
 OFF = dict(max_high_risk=None, max_broad=None, redundancy_threshold=None)
-
-
-# -- an independent oracle ------------------------------------------------------------------
-def oracle(ranked, risk, counts, emb, k=5, *, max_high_risk=1, high_risk_level=3,
-           max_broad=2, broad_level=2, redundancy_threshold=0.9):
-    """The rules spelled out, exact similarities; returns (accepted, deferred, rest)."""
-    accepted, deferred = [], []
-    pos = 0
-    while pos < len(ranked) and len(accepted) < k:
-        t = int(ranked[pos])
-        pos += 1
-        trial = accepted + [t]
-        n_high = sum(not (1 <= risk[i] < high_risk_level and risk[i] == int(risk[i]))
-                     for i in trial)
-        n_broad = sum(counts[i] >= broad_level for i in trial)
-        ok = (max_high_risk is None or n_high <= max_high_risk) and (
-            max_broad is None or n_broad <= max_broad)
-        if ok and redundancy_threshold is not None and redundancy_threshold < 1:
-            ok = all(
-                math.fsum((np.asarray(emb[a], float) * np.asarray(emb[t], float)).tolist())
-                <= redundancy_threshold
-                for a in accepted
-            )
-        (accepted if ok else deferred).append(t)
-    return accepted, deferred, [int(x) for x in ranked[pos:]]
 
 
 # -- strategies -----------------------------------------------------------------------------
@@ -136,7 +108,7 @@ def test_invariants_of_the_top_k(p):
         if thr is not None and thr < 1:
             for i, a in enumerate(top):
                 for b in top[i + 1:]:
-                    assert math.fsum((emb[a].astype(float) * emb[b]).tolist()) <= thr
+                    assert similarity(emb[a], emb[b]) <= thr
     else:
         # Fallback only when fewer than k pass: then the scan saw everything.
         assert rest == []
@@ -203,53 +175,16 @@ def batches(draw):
     return rows.reshape(n_q, m), risk, counts, emb, options
 
 
-@settings(deadline=None, max_examples=80)
-@given(batches(), st.sampled_from([0, 2, 100]), st.sampled_from([0, 1, 3]),
-       st.sampled_from([1, 3, 2048]))
-def test_batch_equals_row_by_row(b, tail, extra, chunk):
-    rows, risk, counts, emb, options = b
-    expected = np.array([rule_filter(r, risk, counts, emb, **options) for r in rows],
-                        dtype=np.int64).reshape(rows.shape)
-    got = _rule_filter_batch(rows, risk, counts, emb, scalar_tail=tail, window_extra=extra,
-                             chunk=chunk, engine="numpy", **options)
-    np.testing.assert_array_equal(got, expected)
-
-
 @settings(deadline=None, max_examples=120)
 @given(batches())
-def test_compiled_engine_equals_row_by_row(b):
+def test_2d_rankings_filter_row_by_row(b):
     rows, risk, counts, emb, options = b
-    expected = np.array([rule_filter(r, risk, counts, emb, **options) for r in rows],
+    expected = np.array([sum(oracle(r, risk, counts, emb, **options), []) for r in rows],
                         dtype=np.int64).reshape(rows.shape)
-    got = _rule_filter_batch(rows, risk, counts, emb, engine="numba", **options)
-    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(rule_filter(rows, risk, counts, emb, **options), expected)
 
 
-def test_compiled_engine_defers_near_threshold_rows_to_the_exact_scan():
-    # cos = 0.8 exactly: within rounding of the threshold, so the kernel flags the row and
-    # the scalar scan decides it; "0.8 > 0.8" is false, both tools are accepted.
-    emb = np.array([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0]])
-    risk, counts = np.ones(3, int), np.zeros(3, int)
-    _, rules = _prepare([[0, 1, 2]], risk, counts, emb, 2,
-                        (None, 3, None, 2, 0.8), single=False)
-    out = np.full((2, 3), -1)
-    flagged = _filter_kernel.filter_rows(np.array([[0, 1, 2], [2, 0, 1]]), rules, out)
-    assert flagged.tolist() == [0]
-    assert out[1].tolist() == [2, 0, 1]
-    got = rule_filter_batch([[0, 1, 2], [2, 0, 1]], risk, counts, emb, k=2, max_high_risk=None,
-                            max_broad=None, redundancy_threshold=0.8)
-    assert got.tolist() == [[0, 1, 2], [2, 0, 1]]
-
-
-def test_numpy_engine_without_numba(monkeypatch):
-    monkeypatch.setattr(_filter_kernel, "available", lambda: False)
-    monkeypatch.setattr(_filter_kernel, "filter_rows", None)  # would fail if called
-    rows = np.array([[1, 2, 0, 3], [0, 1, 2, 3]])
-    got = rule_filter_batch(rows, np.array([1, 4, 5, 1]), np.zeros(4, int), np.eye(4), k=2)
-    assert got.tolist() == [[1, 0, 2, 3], [0, 1, 2, 3]]
-
-
-def test_batch_equals_row_by_row_on_random_embeddings():
+def test_2d_rankings_on_random_embeddings():
     rng = np.random.default_rng(1)
     n_tools, dim = 300, 16
     centers = rng.standard_normal((20, dim))
@@ -258,23 +193,25 @@ def test_batch_equals_row_by_row_on_random_embeddings():
     risk = rng.choice([1, 2, 3, 4, 5, UNKNOWN_RISK], size=n_tools, p=[.4, .3, .1, .1, .05, .05])
     counts = rng.integers(0, 4, size=n_tools)
     rows = np.array([rng.permutation(n_tools)[:40] for _ in range(200)])
-    expected = np.array([rule_filter(r, risk, counts, emb, k=5) for r in rows])
-    for tail in (0, 8):
-        got = _rule_filter_batch(rows, risk, counts, emb, k=5, scalar_tail=tail)
-        np.testing.assert_array_equal(got, expected)
-    np.testing.assert_array_equal(rule_filter_batch(rows, risk, counts, emb, k=5), expected)
+    expected = np.array([sum(oracle(r, risk, counts, emb), []) for r in rows])
+    np.testing.assert_array_equal(rule_filter(rows, risk, counts, emb), expected)
+
+
+def test_rule_filter_batch_is_a_deprecated_alias():
+    rows = np.array([[1, 2, 0, 3], [0, 1, 2, 3]])
+    args = (rows, np.array([1, 4, 5, 1]), np.zeros(4, int), np.eye(4))
+    with pytest.warns(FutureWarning, match=re.escape(MSG_BATCH_DEPRECATED)):
+        got = rule_filter_batch(*args, k=2)
+    assert got.tolist() == rule_filter(*args, k=2).tolist() == [[1, 0, 2, 3], [0, 1, 2, 3]]
 
 
 def test_similarity_at_the_threshold_is_decided_exactly():
-    # cos = 0.8 exactly in real arithmetic; float rounding must not flip "<= 0.8" either way.
+    # cos = 0.8 exactly; "0.8 > 0.8" is false, so both tools are accepted, in either order.
     emb = np.array([[1.0, 0.0], [0.8, 0.6]], dtype=np.float64)
-    assert emb[0] @ emb[1] == 0.8
-    out = rule_filter([0, 1], np.ones(2, int), np.zeros(2, int), emb, k=2,
+    assert similarity(emb[0], emb[1]) == 0.8
+    out = rule_filter([[0, 1], [1, 0]], np.ones(2, int), np.zeros(2, int), emb, k=2,
                       redundancy_threshold=0.8)
-    assert out.tolist() == [0, 1]
-    batch = rule_filter_batch([[0, 1], [1, 0]], np.ones(2, int), np.zeros(2, int), emb, k=2,
-                              redundancy_threshold=0.8)
-    assert batch.tolist() == [[0, 1], [1, 0]]
+    assert out.tolist() == [[0, 1], [1, 0]]
 
 
 # -- hand examples --------------------------------------------------------------------------
@@ -298,8 +235,8 @@ def test_empty_and_single():
     risk, counts, emb = np.array([1]), np.array([0]), np.ones((1, 2)) / np.sqrt(2)
     assert rule_filter(np.array([], dtype=int), risk, counts, emb).tolist() == []
     assert rule_filter([0], risk, counts, emb, k=1).tolist() == [0]
-    assert rule_filter_batch(np.zeros((3, 0), int), risk, counts, emb).shape == (3, 0)
-    assert rule_filter_batch(np.zeros((0, 1), int), risk, counts, emb).shape == (0, 1)
+    assert rule_filter(np.zeros((3, 0), int), risk, counts, emb).shape == (3, 0)
+    assert rule_filter(np.zeros((0, 1), int), risk, counts, emb).shape == (0, 1)
 
 
 # -- bad input ------------------------------------------------------------------------------
@@ -323,17 +260,18 @@ RISK, COUNTS, EMB = np.array([1, 2, 3]), np.array([0, 1, 2]), np.eye(3)
     ],
 )
 def test_bad_options(kwargs, msg):
-    for fn, ranked in ((rule_filter, [0, 1]), (rule_filter_batch, [[0, 1]])):
+    for ranked in ([0, 1], [[0, 1]]):
         with pytest.raises(ValueError, match=re.escape(msg)):
-            fn(ranked, RISK, COUNTS, EMB, **kwargs)
+            rule_filter(ranked, RISK, COUNTS, EMB, **kwargs)
 
 
 @pytest.mark.parametrize(
     "ranked, msg",
     [
-        ([[0, 1]], MSG_RANKED_SHAPE.format(arg="ranked", ndim=1, shape=(1, 2))),
-        ([0.0, 1.0], MSG_RANKED_DTYPE.format(arg="ranked", dtype="float64")),
-        ([True, False], MSG_RANKED_DTYPE.format(arg="ranked", dtype="bool")),
+        ([[[0, 1]]], MSG_RANKED_SHAPE.format(shape=(1, 1, 2))),
+        (5, MSG_RANKED_SHAPE.format(shape=())),
+        ([0.0, 1.0], MSG_RANKED_DTYPE.format(dtype="float64")),
+        ([True, False], MSG_RANKED_DTYPE.format(dtype="bool")),
         ([0, 2, 0], MSG_DUPLICATE.format(where="ranked", index=0, first=0, second=2)),
         ([0, 3], MSG_OUT_OF_RANGE.format(where="ranked", index=3, pos=1, n_max=2, n_tools=3)),
         ([-1, 0], MSG_OUT_OF_RANGE.format(where="ranked", index=-1, pos=0, n_max=2, n_tools=3)),
@@ -347,20 +285,20 @@ def test_bad_ranked(ranked, msg):
 @pytest.mark.parametrize(
     "ranked, msg",
     [
-        ([0, 1], MSG_RANKED_SHAPE.format(arg="ranked_2d", ndim=2, shape=(2,))),
-        ([[0, 1], [2, 2]], MSG_DUPLICATE.format(where="ranked_2d[1]", index=2, first=0,
+        ([[0, 1], [2, 2]], MSG_DUPLICATE.format(where="ranked[1]", index=2, first=0,
                                                  second=1)),
-        ([[0, 1], [1, 7]], MSG_OUT_OF_RANGE.format(where="ranked_2d[1]", index=7, pos=1,
+        ([[0, 1], [1, 7]], MSG_OUT_OF_RANGE.format(where="ranked[1]", index=7, pos=1,
                                                     n_max=2, n_tools=3)),
     ],
 )
 def test_bad_ranked_2d(ranked, msg):
     with pytest.raises(ValueError, match=re.escape(msg)):
-        rule_filter_batch(ranked, RISK, COUNTS, EMB)
+        rule_filter(ranked, RISK, COUNTS, EMB)
 
 
 def test_bad_tool_arrays():
-    for fn, ranked in ((rule_filter, [0, 1]), (rule_filter_batch, [[0, 1]])):
+    fn = rule_filter
+    for ranked in ([0, 1], [[0, 1]]):
         with pytest.raises(ValueError, match=re.escape(MSG_LENGTH.format(
                 n_risk=3, n_perm=2, n_emb=3))):
             fn(ranked, RISK, COUNTS[:2], EMB)
@@ -388,21 +326,21 @@ def test_small_calls_check_and_flag_only_the_ranked_tools():
     risk = np.tile([1, 5, 2, 4], 10)
     counts = np.tile([0, 3, 1, 0], 10)
     ranked = [[37, 5, 20]]
-    full = rule_filter_batch(np.array([[37, 5, 20] + [i for i in range(40)
+    full = rule_filter(np.array([[37, 5, 20] + [i for i in range(40)
                                                       if i not in (37, 5, 20)]]),
                              risk, counts, None, 2, max_high_risk=0, max_broad=0,
                              redundancy_threshold=None)
-    small = rule_filter_batch(ranked, risk, counts, None, 2, max_high_risk=0, max_broad=0,
+    small = rule_filter(ranked, risk, counts, None, 2, max_high_risk=0, max_broad=0,
                               redundancy_threshold=None)
     assert small.tolist()[0] == [i for i in full[0].tolist() if i in (37, 5, 20)]
     bad = counts.copy()
     bad[5] = -2
     with pytest.raises(ValueError, match=re.escape(MSG_PERMISSION_COUNT.format(
             index=5, value=-2))):
-        rule_filter_batch(ranked, risk, bad, None, 2, redundancy_threshold=None)
+        rule_filter(ranked, risk, bad, None, 2, redundancy_threshold=None)
     bad = counts.copy()
     bad[6] = -2
-    rule_filter_batch(ranked, risk, bad, None, 2, redundancy_threshold=None)
+    rule_filter(ranked, risk, bad, None, 2, redundancy_threshold=None)
 
 
 # -- RuleFilter -----------------------------------------------------------------------------
@@ -422,13 +360,15 @@ def test_rule_filter_step(batch):
     assert filt.fit(batch) is filt
     out = filt.transform(batch)
     reg = batch.registry
-    expected = rule_filter_batch(batch.ranked_indices(), reg.risk, reg.permission_counts,
+    expected = rule_filter(batch.ranked_indices(), reg.risk, reg.permission_counts,
                                  batch.tool_embeddings, 3)
     np.testing.assert_array_equal(out.ranked_indices(), expected)
     np.testing.assert_array_equal(filt.rank(batch), expected)
     assert filt.predict(batch).tolist() == reg.names[expected[:, :3]].tolist()
-    # Rank-derived scores, strictly decreasing; the input batch is untouched.
-    assert (np.diff(out.scores, axis=1) < 0).all()
+    # Each candidate keeps its score; the input batch is untouched.
+    score_of = dict(zip(batch.candidates[0].tolist(), batch.scores[0].tolist(), strict=True))
+    assert out.scores[0].tolist() == [score_of[t] for t in out.candidates[0].tolist()]
+    assert batch.is_full_pool and not out.is_full_pool
     assert out.tool_embeddings is batch.tool_embeddings
     assert filt.fit_transform(batch).candidates.tolist() == out.candidates.tolist()
 
@@ -439,7 +379,7 @@ def test_rule_filter_not_fitted_and_other_registry(batch):
     filt = RuleFilter().fit(batch)
     other = ToolRegistry.from_records([{"name": "x", "description": "x tool", "risk": 1}])
     other_batch = RankingBatch.full_pool(other, np.ones((1, 2), np.float32),
-                                         np.ones((1, 2), np.float32) / np.sqrt(2))
+                                         np.full((1, 2), 2 ** -0.5, np.float32))
     with pytest.raises(ValueError, match="fitted on registry"):
         filt.transform(other_batch)
 
@@ -467,12 +407,12 @@ def test_rule_filter_params_and_pickle(batch):
 
 def test_rule_filter_step_caches_the_tool_half_and_follows_changes(batch):
     # The step validates the per-tool inputs once per tool arrays and options; every change
-    # of either must still give rule_filter_batch's answer.
+    # of either must still give rule_filter's answer.
     reg = batch.registry
     filt = RuleFilter(k=3).fit(batch)
 
     def expected(b, **options):
-        return rule_filter_batch(b.ranked_indices(), reg.risk, reg.permission_counts,
+        return rule_filter(b.ranked_indices(), reg.risk, reg.permission_counts,
                                  b.tool_embeddings, 3, **options)
 
     np.testing.assert_array_equal(filt.rank(batch), expected(batch))
@@ -495,7 +435,8 @@ def test_rule_filter_step_caches_the_tool_half_and_follows_changes(batch):
     assert "_tools" not in pickle.loads(pickle.dumps(filt)).__dict__
     bad_emb = other_emb.copy()
     bad_emb[2, 0] = np.nan
-    bad = RankingBatch(reg, batch.query_embeddings, bad_emb, np.array([[0, 1]] * 4))
+    bad = RankingBatch(reg, batch.query_embeddings, bad_emb, np.array([[0, 1]] * 4),
+                       np.ones((4, 2), np.float32))
     with pytest.raises(ValueError, match=r"row 2\b"):
         filt.rank(bad)
 

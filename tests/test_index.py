@@ -7,11 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skriskrank import DenseRetriever, RankingBatch, ToolRegistry
-from skriskrank import _index, _retriever
-from skriskrank._index import Int8CosineIndex
-
-needs_numba = pytest.mark.skipif(not _index.available(), reason="numba not installed")
+from skriskrank import DenseRetriever, RankingBatch, ToolRegistry, _retriever
+from skriskrank._fast import Int8CosineIndex, _threads
 
 
 def _unit(x):
@@ -26,7 +23,6 @@ def _registry(n):
     )
 
 
-@needs_numba
 @settings(deadline=None, max_examples=60)
 @given(
     n_tools=st.integers(1, 300),
@@ -71,7 +67,6 @@ def test_index_top_is_the_exact_top(n_tools, dim, n_queries, n, dup, peaked, blo
             assert exact[left_out].max() <= scores[j, -1] + 1e-6
 
 
-@needs_numba
 @pytest.mark.parametrize("block", [1, 7, 256])
 def test_index_many_tied_candidates_grow_the_candidate_buffer(block):
     # 3,000 identical tools all tie with the query: every one stays a candidate (the buffer
@@ -86,7 +81,6 @@ def test_index_many_tied_candidates_grow_the_candidate_buffer(block):
     assert (scores[0] == scores[0, 0]).all()
 
 
-@needs_numba
 def test_index_block_that_mixes_scales():
     # Dense rows have small int8 scales (peak ~0.4 at d = 64), near one-hot rows large ones
     # (peak ~1). Sorted by scale, the last block of 100 holds 97 dense rows and the 3 peaked
@@ -106,7 +100,6 @@ def test_index_block_that_mixes_scales():
             np.testing.assert_array_equal(idx, exact)
 
 
-@needs_numba
 def test_index_rejects_a_bad_block_size():
     tools = _unit(np.random.default_rng(0).normal(size=(10, 4)))
     for block in (0, -1, 2.5, None):
@@ -114,7 +107,6 @@ def test_index_rejects_a_bad_block_size():
             Int8CosineIndex(tools, block=block)
 
 
-@needs_numba
 def test_index_top_n_out_of_range():
     tools = _unit(np.random.default_rng(0).normal(size=(10, 4)))
     index = Int8CosineIndex(tools)
@@ -133,7 +125,6 @@ def test_index_top_n_out_of_range():
     assert (idx[0] == np.argsort(-(tools @ tools[0]), kind="stable")).all()
 
 
-@needs_numba
 def test_index_rejects_what_it_cannot_bound():
     with pytest.raises(ValueError, match="float32"):
         Int8CosineIndex(np.ones((3, 2)))
@@ -151,15 +142,15 @@ def test_full_pool_cosine_is_lazy_and_equal():
     assert batch.scores_pending
     np.testing.assert_array_equal(batch.scores, (q @ tools.T).astype(np.float32))
     assert not batch.scores_pending
-    # Candidate batches built without scores get the cosine of their own candidates.
-    cand = np.array([[3, 1], [0, 49], [7, 7]])
-    sub = RankingBatch(batch.registry, q, tools, cand)
-    np.testing.assert_allclose(sub.scores, np.take_along_axis(q @ tools.T, cand, 1), atol=1e-6)
-    with pytest.raises(AttributeError):
+    # Ranked lists carry their own scores: only the full pool defers its cosine.
+    with pytest.raises(ValueError, match="needs their scores"):
+        RankingBatch(batch.registry, q, tools, np.array([[3, 1], [0, 49], [7, 6]]))
+    with pytest.raises(AttributeError, match="immutable"):
         batch.scores = None
+    with pytest.raises(AttributeError, match="immutable"):
+        batch.registry = None
 
 
-@needs_numba
 def test_int8_retriever_returns_the_exact_candidates():
     rng = np.random.default_rng(1)
     n_tools = 5_000
@@ -184,7 +175,6 @@ def test_int8_retriever_returns_the_exact_candidates():
     np.testing.assert_array_equal(big.candidates, exact.transform(train).candidates)
 
 
-@needs_numba
 def test_int8_index_follows_the_batch_arrays_and_is_not_pickled():
     rng = np.random.default_rng(2)
     tools = _unit(rng.normal(size=(400, 16)))
@@ -207,20 +197,6 @@ def test_int8_index_follows_the_batch_arrays_and_is_not_pickled():
     retr.transform(RankingBatch.full_pool(reg, nan_q, tools))
 
 
-def test_int8_search_without_numba_is_rejected(monkeypatch):
-    monkeypatch.setattr(_index, "available", lambda: False)
-    rng = np.random.default_rng(3)
-    tools = _unit(rng.normal(size=(30, 4)))
-    batch = RankingBatch.full_pool(_registry(30), tools[:1], tools)
-    with pytest.raises(ValueError, match=r"needs numba"):
-        DenseRetriever(search="int8").fit(batch)
-    assert _retriever.MSG_NO_NUMBA.startswith("DenseRetriever(search='int8')")
-    # "auto" quietly keeps the exact path.
-    retr = DenseRetriever(search="auto", n_candidates=5).fit(batch)
-    assert retr.transform(batch).candidates[0, 0] == 0
-
-
-@needs_numba
 def test_int8_retriever_threads_follow_n_jobs_and_the_environment(monkeypatch):
     import joblib
 
@@ -263,12 +239,12 @@ def test_cpu_count_is_read_once_per_process(monkeypatch):
     # joblib's cpu_count reads cgroup files (60 us or more): an online call must not pay it,
     # but a forked worker must read its own.
     calls = []
-    monkeypatch.setattr(_retriever, "_CPUS", {})
-    monkeypatch.setattr(_retriever, "cpu_count", lambda: calls.append(1) or 3)
-    assert [_retriever._cpu_count() for _ in range(3)] == [3, 3, 3]
+    monkeypatch.setattr(_threads, "_STATE", {"pid": None, "cpus": 1, "pool": None, "size": 0})
+    monkeypatch.setattr(_threads, "_joblib_cpu_count", lambda: calls.append(1) or 3)
+    assert [_threads.cpu_count() for _ in range(3)] == [3, 3, 3]
     assert len(calls) == 1
-    monkeypatch.setattr(_retriever.os, "getpid", lambda: -1)
-    assert _retriever._cpu_count() == 3
+    monkeypatch.setattr(_threads.os, "getpid", lambda: -1)
+    assert _threads.cpu_count() == 3
     assert len(calls) == 2
     monkeypatch.setattr(_retriever.os, "sched_getaffinity", lambda pid: set(range(8)),
                         raising=False)
@@ -278,13 +254,12 @@ def test_cpu_count_is_read_once_per_process(monkeypatch):
     assert DenseRetriever(n_jobs=-2)._threads() == 2
 
 
-@needs_numba
 def test_scan_pool_grows_and_retires_the_smaller_one(monkeypatch):
-    monkeypatch.setattr(_index, "_POOL", {"pid": None, "pool": None, "size": 0})
-    small = _index._pool(1)
-    assert _index._pool(1) is small
-    big = _index._pool(3)
-    assert big is not small and _index._pool(2) is big
+    monkeypatch.setattr(_threads, "_STATE", {"pid": None, "cpus": 1, "pool": None, "size": 0})
+    small = _threads.thread_pool(1)
+    assert _threads.thread_pool(1) is small
+    big = _threads.thread_pool(3)
+    assert big is not small and _threads.thread_pool(2) is big
     with pytest.raises(RuntimeError, match="shutdown"):
         small.submit(int)
     big.shutdown()

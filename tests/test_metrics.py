@@ -187,7 +187,7 @@ NAMES = [f"t{i}" for i in range(16)]
 
 
 @st.composite
-def runs(draw, levels=st.one_of(st.integers(1, 5), st.none())):
+def runs(draw, levels=st.one_of(st.integers(1, 5), st.none())):  # noqa: B008
     """A risk mapping over NAMES, ranked lists (unique, possibly short) and gold sets."""
     risk = {n: draw(levels) for n in NAMES}
     n_queries = draw(st.integers(1, 6))
@@ -226,18 +226,18 @@ def _reference(ranked, relevant, risk, k):
         return sum(xs) / len(xs) if xs else float("nan")
 
     safe = [all(_level(risk, t) < 3 for t in g) for g in relevant]
-    pairs = list(zip(ranked, relevant))
+    pairs = list(zip(ranked, relevant, strict=True))
     return {
         f"ndcg@{k}": mean([ndcg(r, g, lambda t: True) for r, g in pairs]),
         "mrr": mean([rr(r, g) for r, g in pairs]),
         f"sndcg@{k}": mean([ndcg(r, g, lambda t: _level(risk, t) < 4) for r, g in pairs]),
         f"rvr@{k}": mean([exposure(r, 3) for r in ranked]),
         f"srr@{k}": mean([exposure(r, 4) for r in ranked]),
-        f"safe_rvr@{k}": mean([exposure(r, 3) for r, s in zip(ranked, safe) if s]),
+        f"safe_rvr@{k}": mean([exposure(r, 3) for r, s in zip(ranked, safe, strict=True) if s]),
         f"needrisk_hit@{k}": mean(
             [
                 float(any(t in g and _level(risk, t) >= 3 for t in r[:k]))
-                for (r, g), s in zip(pairs, safe)
+                for (r, g), s in zip(pairs, safe, strict=True)
                 if not s
             ]
         ),
@@ -370,7 +370,7 @@ def test_large_input_against_reference():
     # definitions on a deterministic random run.
     rng = np.random.default_rng(0)
     names = [f"tool{i}" for i in range(500)]
-    risk = dict(zip(names, rng.integers(1, 6, len(names)).tolist()))
+    risk = dict(zip(names, rng.integers(1, 6, len(names)).tolist(), strict=True))
     ranked = np.array([rng.choice(names, 100, replace=False) for _ in range(1000)], dtype=object)
     relevant = [set(rng.choice(names, rng.integers(1, 5), replace=False)) for _ in range(1000)]
     rows = ranked.tolist()
@@ -410,8 +410,9 @@ def test_ndcg_and_mrr_match_pytrec_eval(ultratool, tfidf_run):
     oracle = _pytrec(qrels, tfidf_run, {"ndcg_cut.5", "recip_rank"})
     # pytrec_eval silently drops a query missing from the run: make sure none was.
     assert len(oracle) == 1000
-    ours_ndcg = np.array([ndcg_at_k([row], [gold], k=5) for row, gold in zip(tfidf_run, relevant)])
-    ours_rr = np.array([mrr([row], [gold]) for row, gold in zip(tfidf_run, relevant)])
+    pairs = list(zip(tfidf_run, relevant, strict=True))
+    ours_ndcg = np.array([ndcg_at_k([row], [gold], k=5) for row, gold in pairs])
+    ours_rr = np.array([mrr([row], [gold]) for row, gold in zip(tfidf_run, relevant, strict=True)])
     theirs_ndcg = np.array([oracle[str(i)]["ndcg_cut_5"] for i in range(1000)])
     theirs_rr = np.array([oracle[str(i)]["recip_rank"] for i in range(1000)])
     np.testing.assert_allclose(ours_ndcg, theirs_ndcg, rtol=0, atol=1e-9)
@@ -433,7 +434,8 @@ def test_sndcg_matches_pytrec_eval_on_safe_qrels(ultratool, tfidf_run):
     oracle = _pytrec(qrels, tfidf_run, {"ndcg_cut.5"})
     assert len(oracle) == len(qrels)
     ours = np.array(
-        [sndcg_at_k([row], [gold], reg, k=5) for row, gold in zip(tfidf_run, ultratool.relevant)]
+        [sndcg_at_k([row], [gold], reg, k=5)
+         for row, gold in zip(tfidf_run, ultratool.relevant, strict=True)]
     )
     theirs = np.array(
         [oracle[str(i)]["ndcg_cut_5"] if g else 0.0 for i, g in enumerate(safe_gold)]
@@ -447,7 +449,8 @@ def test_sndcg_matches_pytrec_eval_on_safe_qrels(ultratool, tfidf_run):
 @pytest.mark.slow
 def test_report_on_real_run_matches_reference(ultratool, tfidf_run):
     reg = ultratool.registry
-    risk = {n: (None if r == UNKNOWN_RISK else int(r)) for n, r in zip(reg.names, reg.risk)}
+    risk = {n: (None if r == UNKNOWN_RISK else int(r))
+            for n, r in zip(reg.names, reg.risk, strict=True)}
     expected = _reference(tfidf_run.tolist(), ultratool.relevant, risk, 5)
     _assert_reports_equal(ranking_report(tfidf_run, ultratool.relevant, reg, k=5), expected)
     assert expected["n_safe_queries"] + expected["n_needrisk_queries"] == 1000

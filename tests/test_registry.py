@@ -334,7 +334,8 @@ class TestRealRegistries:
     """The default keyword rules on the released registries (numbers in the report)."""
 
     def test_ultratool_permission_counts(self, ultratool):
-        counts = dict(zip(PERMISSION_CATEGORIES, ultratool.registry.permission_matrix.sum(0)))
+        counts = dict(zip(PERMISSION_CATEGORIES, ultratool.registry.permission_matrix.sum(0),
+                          strict=True))
         assert counts == {
             "shell_execution": 0,
             "file_write": 31,
@@ -342,7 +343,7 @@ class TestRealRegistries:
             "credential_handling": 66,
             "code_execution": 3,
         }
-        perms = dict(zip(ultratool.registry.names, ultratool.registry.permissions))
+        perms = dict(zip(ultratool.registry.names, ultratool.registry.permissions, strict=True))
         assert perms["file_write"] == {"file_write"}
         assert perms["file_delete"] == {"file_write"}
         assert perms["ssh_connect"] == {"network_access"}
@@ -355,7 +356,7 @@ class TestRealRegistries:
 
     def test_sealtools_permission_counts(self, sealtools_dev):
         reg = sealtools_dev.registry
-        counts = dict(zip(PERMISSION_CATEGORIES, reg.permission_matrix.sum(0)))
+        counts = dict(zip(PERMISSION_CATEGORIES, reg.permission_matrix.sum(0), strict=True))
         assert counts == {
             "shell_execution": 1,
             "file_write": 46,
@@ -363,7 +364,7 @@ class TestRealRegistries:
             "credential_handling": 24,
             "code_execution": 23,
         }
-        perms = dict(zip(reg.names, reg.permissions))
+        perms = dict(zip(reg.names, reg.permissions, strict=True))
         assert perms["runCommand"] >= {"shell_execution", "code_execution"}
         assert perms["deleteDatabase"] == {"file_write"}
         assert perms["sendHTTPRequest"] == {"network_access"}

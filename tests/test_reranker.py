@@ -4,6 +4,7 @@ Everything runs on small synthetic registries with random L2-normalized embeddin
 (``RankingBatch.full_pool``): the reranker never sees text, so no encoder is needed.
 """
 
+import dataclasses
 import io
 import pickle
 import re
@@ -29,10 +30,9 @@ from skriskrank._reranker import (
     MSG_TOO_FEW_QUERIES,
     DualHeadModule,
     DualHeadNet,
-    _heads_from_module,
     _ndcg_rows,
 )
-from skriskrank._scoring import relevance, tool_risk
+from skriskrank._scoring import HeadWeights
 
 N_TOOLS, DIM, N_QUERIES = 24, 16, 40
 #: Small and fast: a handful of optimizer steps per epoch.
@@ -86,13 +86,6 @@ def _one_torch_thread():
     torch.set_num_threads(n)
 
 
-@pytest.fixture(autouse=True)
-def _empty_fit_cache():
-    reranker_module._FIT_CACHE.clear()
-    yield
-    reranker_module._FIT_CACHE.clear()
-
-
 @pytest.fixture(scope="module")
 def data():
     return make_data()
@@ -101,21 +94,22 @@ def data():
 @pytest.fixture(scope="module")
 def fitted(data):
     batch, y = data
-    reranker_module._FIT_CACHE.clear()
     return RiskAwareReranker(**FAST).fit(batch, y)
 
 
 @pytest.fixture
 def train_calls(monkeypatch):
-    """Count the real trainings (fits that the fit cache did not answer)."""
+    """Count the real trainings (fits that ``memory`` did not answer)."""
     calls = []
-    original = RiskAwareReranker._train
+    original = reranker_module._train_heads
 
-    def spy(self, *args, **kwargs):
-        calls.append(self.get_params())
-        return original(self, *args, **kwargs)
+    def _train_heads(params, seed, q_emb, t_emb, candidates, hard_pool, gold, risk, device,
+                     verbose=0):
+        calls.append(params)
+        return original(params, seed, q_emb, t_emb, candidates, hard_pool, gold, risk,
+                        device, verbose)
 
-    monkeypatch.setattr(RiskAwareReranker, "_train", spy)
+    monkeypatch.setattr(reranker_module, "_train_heads", _train_heads)
     return calls
 
 
@@ -183,31 +177,31 @@ def test_forward_shapes_and_ranges(head):
 def test_numpy_scoring_equals_torch_forward(head, subset):
     batch, _ = make_data(n_queries=7)
     module = randomized_module(DIM, 8, head, seed=3)
-    heads = _heads_from_module(module, DIM)
+    heads = HeadWeights.from_module(module)
     b = subset_batch(batch, m=9) if subset else batch
     cand = np.asarray(b.candidates)
     with torch.no_grad():
         rel_t, risk_t = module(
             torch.from_numpy(b.query_embeddings), torch.from_numpy(b.tool_embeddings[cand])
         )
-    rel = relevance(heads, b.query_embeddings, b.tool_embeddings, cand if subset else None)
+    rel = heads.relevance(b.query_embeddings, b.tool_embeddings, cand if subset else None)
     np.testing.assert_allclose(rel, rel_t.numpy(), atol=1e-5, rtol=0)
     np.testing.assert_allclose(
-        tool_risk(heads, b.tool_embeddings)[cand], risk_t.numpy(), atol=1e-5, rtol=0
+        heads.risk(b.tool_embeddings)[cand], risk_t.numpy(), atol=1e-5, rtol=0
     )
-    # Chunking over queries changes nothing.
-    chunked = relevance(heads, b.query_embeddings, b.tool_embeddings,
-                        cand if subset else None, chunk_elems=1)
+    # Blocking over queries changes nothing.
+    chunked = heads.relevance(b.query_embeddings, b.tool_embeddings,
+                              cand if subset else None, block=1)
     np.testing.assert_allclose(chunked, rel, atol=1e-6, rtol=0)
 
 
 def test_residual_head_at_initialization_ranks_like_cosine():
     batch, _ = make_data(n_queries=12)
     torch.manual_seed(0)
-    heads = _heads_from_module(DualHeadModule(DIM, hidden=8), DIM)
+    heads = HeadWeights.from_module(DualHeadModule(DIM, hidden=8))
     for b in (batch, subset_batch(batch, m=10)):
         cand = None if b.is_full_pool else np.asarray(b.candidates)
-        rel = relevance(heads, b.query_embeddings, b.tool_embeddings, cand)
+        rel = heads.relevance(b.query_embeddings, b.tool_embeddings, cand)
         ranked_rel = np.argsort(-rel, axis=1, kind="stable")
         ranked_cos = np.argsort(-b.scores, axis=1, kind="stable")
         np.testing.assert_array_equal(ranked_rel, ranked_cos)
@@ -219,8 +213,8 @@ def test_concat_head_at_initialization_does_not_rank_like_cosine():
     # The contrast that motivates the residual head: a fresh concat head ignores cosine.
     batch, _ = make_data(n_queries=12)
     torch.manual_seed(0)
-    heads = _heads_from_module(DualHeadModule(DIM, hidden=8, relevance_head="concat"), DIM)
-    rel = relevance(heads, batch.query_embeddings, batch.tool_embeddings)
+    heads = HeadWeights.from_module(DualHeadModule(DIM, hidden=8, relevance_head="concat"))
+    rel = heads.relevance(batch.query_embeddings, batch.tool_embeddings)
     assert not np.array_equal(np.argsort(-rel, axis=1), np.argsort(-batch.scores, axis=1))
 
 
@@ -280,7 +274,7 @@ def test_fit_returns_self_and_fitted_attributes(data):
     assert rr.validation_scores_ == []
     assert rr.registry_ is batch.registry
     assert rr.encoder_ == "synthetic"
-    assert rr.heads_["kind"] == "residual"
+    assert isinstance(rr.heads_, HeadWeights) and rr.heads_.cos_scale != 0
 
 
 def test_predict_and_rank(fitted, data):
@@ -304,11 +298,14 @@ def test_transform_on_candidate_subsets(fitted, data):
     batch, _ = data
     sub = subset_batch(batch, m=6)
     out = fitted.transform(sub)
-    assert out.candidates is sub.candidates  # same candidates, new scores
+    # The same candidates with new scores, each row sorted by them.
+    np.testing.assert_array_equal(np.sort(out.candidates, axis=1),
+                                  np.sort(sub.candidates, axis=1))
+    assert (np.diff(out.scores, axis=1) <= 0).all()
     assert out.tool_embeddings is batch.tool_embeddings
     full = fitted.transform(batch).scores
     np.testing.assert_allclose(
-        out.scores, np.take_along_axis(full, np.asarray(sub.candidates), axis=1), atol=1e-6
+        out.scores, np.take_along_axis(full, out.candidates, axis=1), atol=1e-6
     )
     assert fitted.predict(sub).shape == (N_QUERIES, 5)
     assert fitted.rank(sub).shape == (N_QUERIES, 6)
@@ -327,7 +324,7 @@ def test_training_learns_the_synthetic_task(data):
     rr = RiskAwareReranker(epochs=20, hidden=16, lr=1e-2, risk_weight=0.0,
                            validation_fraction=0, relevance_head="concat", random_state=0)
     top = rr.fit(batch, y).predict(batch)
-    hits = np.mean([bool(set(row) & gold) for row, gold in zip(top, y)])
+    hits = np.mean([bool(set(row) & gold) for row, gold in zip(top, y, strict=True)])
     assert hits > 0.6
 
 
@@ -383,7 +380,6 @@ def test_risk_weight_acts_at_inference_without_refit(data, train_calls):
 def risk_model(data):
     """A model whose risk head learned the registry's levels (so lambda has work to do)."""
     batch, y = data
-    reranker_module._FIT_CACHE.clear()
     rr = RiskAwareReranker(**{**FAST, "epochs": 5, "lr": 1e-2}).fit(batch, y)
     # The risk head has learned the audited levels, and over the grid of the property test
     # (lambda in [0, 3]) the top-5 of most queries changes: the property is not vacuous.
@@ -420,80 +416,132 @@ def test_risk_weight_zero_is_relevance_only(fitted, data):
 
 
 # --------------------------------------------------------------------------------------------
-# The fit cache and reproducibility
+# memory and reproducibility
 # --------------------------------------------------------------------------------------------
-def test_fits_differing_only_in_inference_params_share_the_training(data, train_calls):
+def assert_same_heads(a, b):
+    for field in dataclasses.fields(HeadWeights):
+        np.testing.assert_array_equal(getattr(b.heads_, field.name),
+                                      getattr(a.heads_, field.name))
+
+
+def test_memory_shares_the_training_of_fits_differing_only_at_inference(data, train_calls,
+                                                                         tmp_path):
     batch, y = data
-    a = RiskAwareReranker(**{**FAST, "risk_weight": 0.0}).fit(batch, y)
-    b = RiskAwareReranker(**{**FAST, "risk_weight": 0.5, "k": 3, "verbose": 0}).fit(batch, y)
+    params = {**FAST, "memory": str(tmp_path)}
+    a = RiskAwareReranker(**{**params, "risk_weight": 0.0}).fit(batch, y)
+    b = RiskAwareReranker(**{**params, "risk_weight": 0.5, "verbose": 0}).fit(batch, y)
     c = clone(a).set_params(risk_weight=0.2).fit(batch, y)
     assert len(train_calls) == 1
     for other in (b, c):
-        for key, value in a.heads_.items():
-            np.testing.assert_array_equal(other.heads_[key], value)
+        assert_same_heads(a, other)
         np.testing.assert_array_equal(other.tool_risk_, a.tool_risk_)
     assert not np.allclose(a.transform(batch).scores, b.transform(batch).scores)
+    # Without validation, k is only predict's cutoff: no new training either.
+    RiskAwareReranker(**{**params, "k": 3}).fit(batch, y)
+    assert len(train_calls) == 1
     # A training parameter, the data or the seed changing means a new training.
-    RiskAwareReranker(**{**FAST, "margin": 0.2}).fit(batch, y)
-    RiskAwareReranker(**{**FAST, "random_state": 1}).fit(batch, y)
-    RiskAwareReranker(**FAST).fit(batch, y[::-1])
-    RiskAwareReranker(**FAST).fit(subset_batch(batch, m=10), y)
+    RiskAwareReranker(**{**params, "margin": 0.2}).fit(batch, y)
+    RiskAwareReranker(**{**params, "random_state": 1}).fit(batch, y)
+    RiskAwareReranker(**params).fit(batch, y[::-1])
+    RiskAwareReranker(**params).fit(subset_batch(batch, m=10), y)
     assert len(train_calls) == 5
+    # With validation, k is the cutoff of the early-stopping NDCG: it changes training.
+    valid = {**params, "validation_fraction": 0.2}
+    RiskAwareReranker(**{**valid, "k": 5}).fit(batch, y)
+    RiskAwareReranker(**{**valid, "k": 3}).fit(batch, y)
+    RiskAwareReranker(**{**valid, "k": 3, "risk_weight": 0.7}).fit(batch, y)
+    assert len(train_calls) == 7
 
 
-def test_concat_fits_differing_only_in_interaction_rank_share_the_training(data, train_calls):
+def test_without_memory_every_fit_trains(data, train_calls):
     batch, y = data
-    params = {**FAST, "relevance_head": "concat"}
+    RiskAwareReranker(**FAST).fit(batch, y)
+    RiskAwareReranker(**{**FAST, "risk_weight": 0.3}).fit(batch, y)
+    assert len(train_calls) == 2
+
+
+def test_concat_fits_differing_only_in_interaction_rank_share_the_training(data, train_calls,
+                                                                          tmp_path):
+    batch, y = data
+    params = {**FAST, "relevance_head": "concat", "memory": str(tmp_path)}
     a = RiskAwareReranker(**{**params, "interaction_rank": 8}).fit(batch, y)
     b = RiskAwareReranker(**{**params, "interaction_rank": None}).fit(batch, y)
     assert len(train_calls) == 1
     np.testing.assert_array_equal(a.transform(batch).scores, b.transform(batch).scores)
     # The residual head uses the rank, so there it still means a new training.
-    RiskAwareReranker(**{**FAST, "interaction_rank": 8}).fit(batch, y)
-    RiskAwareReranker(**{**FAST, "interaction_rank": None}).fit(batch, y)
+    RiskAwareReranker(**{**FAST, "interaction_rank": 8, "memory": str(tmp_path)}).fit(batch, y)
+    RiskAwareReranker(**{**FAST, "interaction_rank": None, "memory": str(tmp_path)}).fit(batch,
+                                                                                         y)
     assert len(train_calls) == 3
 
 
-def test_unseeded_fits_never_reuse(data, train_calls):
+def test_unseeded_fits_are_never_cached(data, train_calls, tmp_path):
     batch, y = data
-    params = {**FAST, "random_state": None}
+    params = {**FAST, "random_state": None, "memory": str(tmp_path)}
     RiskAwareReranker(**params).fit(batch, y)
     RiskAwareReranker(**params).fit(batch, y)
     RiskAwareReranker(**{**params, "random_state": np.random.RandomState(0)}).fit(batch, y)
     assert len(train_calls) == 3
-    assert len(reranker_module._FIT_CACHE) == 0
+    assert not any(tmp_path.rglob("output.pkl"))
+
+
+_FRESH_FIT = """
+import pickle, sys
+sys.path.insert(0, {tests!r})
+from test_reranker import make_data, RiskAwareReranker, FAST
+batch, y = make_data()
+rr = RiskAwareReranker(**{{**FAST, "validation_fraction": 0.25, "epochs": 4, "k": 2}})
+rr.fit(batch, y)
+sys.stdout.buffer.write(pickle.dumps((rr.heads_, rr.validation_scores_, rr.best_epoch_)))
+"""
+
+
+def test_a_refit_with_another_k_gets_what_a_fresh_process_gets(data):
+    # k is the cutoff of the early-stopping NDCG: a refit with another k in the same
+    # process must not inherit anything from the first fit.
+    import pathlib
+    import subprocess
+    import sys
+
+    batch, y = data
+    params = {**FAST, "validation_fraction": 0.25, "epochs": 4}
+    RiskAwareReranker(**{**params, "k": 5}).fit(batch, y)
+    here = RiskAwareReranker(**{**params, "k": 2}).fit(batch, y)
+    code = _FRESH_FIT.format(tests=str(pathlib.Path(__file__).parent))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True).stdout
+    heads, scores, best = pickle.loads(out)
+    assert here.validation_scores_ == scores and here.best_epoch_ == best
+    assert_same_heads(type("Fresh", (), {"heads_": heads}), here)
 
 
 def test_same_random_state_gives_identical_predictions(data, train_calls):
     batch, y = data
     params = {**FAST, "validation_fraction": 0.2}
     a = RiskAwareReranker(**params).fit(batch, y)
-    reranker_module._FIT_CACHE.clear()
     b = RiskAwareReranker(**params).fit(batch, y)
     assert len(train_calls) == 2  # both really trained
     assert a.net_ is not b.net_
     np.testing.assert_array_equal(a.transform(batch).scores, b.transform(batch).scores)
     np.testing.assert_array_equal(a.predict(batch), b.predict(batch))
     assert a.validation_scores_ == b.validation_scores_
-    for key, value in a.heads_.items():
-        np.testing.assert_array_equal(b.heads_[key], value)
+    assert_same_heads(a, b)
     c = RiskAwareReranker(**{**params, "random_state": 1}).fit(batch, y)
-    assert not np.array_equal(c.heads_["Wq"], a.heads_["Wq"])
+    assert not np.array_equal(c.heads_.Wq, a.heads_.Wq)
 
 
 # --------------------------------------------------------------------------------------------
 # Early stopping on the validation ranking
 # --------------------------------------------------------------------------------------------
-class _RecordingValidation(reranker_module._ValidationRanking):
+class _RecordingStopper(reranker_module._EarlyStopping):
     """Keeps a copy of the held-out data and every score it computes."""
 
     instances = []
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.kept = (self.q_emb.copy(), self.candidates.copy(), list(self.relevant))
+        self.kept = (self.q_emb.copy(), self.candidates, list(self.relevant))
         self.scores = []
-        _RecordingValidation.instances.append(self)
+        _RecordingStopper.instances.append(self)
 
     def score(self, net):
         value = super().score(net)
@@ -504,14 +552,15 @@ class _RecordingValidation(reranker_module._ValidationRanking):
 @pytest.mark.parametrize("head, lr", [("residual", 3e-2), ("concat", 1e-2)])
 def test_early_stopping_keeps_the_best_validation_epoch(data, monkeypatch, head, lr):
     batch, y = data
-    _RecordingValidation.instances.clear()
-    monkeypatch.setattr(reranker_module, "_ValidationRanking", _RecordingValidation)
+    _RecordingStopper.instances.clear()
+    monkeypatch.setattr(reranker_module, "_EarlyStopping", _RecordingStopper)
     rr = RiskAwareReranker(epochs=8, hidden=8, batch_size=8, lr=lr, patience=2,
                            validation_fraction=0.25, relevance_head=head, random_state=0)
     rr.fit(batch, y)
-    (val,) = _RecordingValidation.instances
+    (val,) = _RecordingStopper.instances
     q_valid, cand_valid, rel_valid = val.kept
     assert len(q_valid) == 10  # 25% of 40 queries
+    assert cand_valid is None  # the full pool
     assert val.q_emb is None  # the held-out data is dropped after training
 
     start, per_epoch = val.scores[0], val.scores[1:]
@@ -523,20 +572,21 @@ def test_early_stopping_keeps_the_best_validation_epoch(data, monkeypatch, head,
     if rr.n_epochs_ < 8:  # stopped early: patience epochs without improvement
         assert rr.n_epochs_ - rr.best_epoch_ == 2
     # The weights kept are the ones that scored best.
-    kept = relevance(rr.heads_, q_valid, batch.tool_embeddings, cand_valid)
-    assert _ndcg_rows(kept, cand_valid, rel_valid, rr.k) == pytest.approx(max(history), abs=1e-9)
+    kept = rr.heads_.relevance(q_valid, batch.tool_embeddings)
+    every = np.broadcast_to(np.arange(len(batch.registry)), kept.shape)
+    assert _ndcg_rows(kept, every, rel_valid, rr.k) == pytest.approx(max(history), abs=1e-9)
 
 
 def test_early_stopping_can_keep_the_untrained_start(data, monkeypatch):
     # A learning rate that wrecks the first epoch: the residual head's dense-ranking start
     # must win, and the kept heads then rank exactly like cosine similarity.
     batch, y = data
-    _RecordingValidation.instances.clear()
-    monkeypatch.setattr(reranker_module, "_ValidationRanking", _RecordingValidation)
+    _RecordingStopper.instances.clear()
+    monkeypatch.setattr(reranker_module, "_EarlyStopping", _RecordingStopper)
     rr = RiskAwareReranker(epochs=4, hidden=8, batch_size=8, lr=0.5, patience=2,
                            validation_fraction=0.25, risk_weight=0.0, random_state=0)
     rr.fit(batch, y)
-    (val,) = _RecordingValidation.instances
+    (val,) = _RecordingStopper.instances
     assert max(val.scores[1:]) < val.scores[0]
     assert rr.best_epoch_ == 0
     assert rr.n_epochs_ == 2  # patience
@@ -564,10 +614,12 @@ def test_interaction_rank_sets_the_heads_and_scores_like_the_module(data, rank):
     batch, y = data
     rr = RiskAwareReranker(**{**FAST, "interaction_rank": rank}).fit(batch, y)
     if rank is None:
-        assert "Pq" not in rr.heads_ and rr.heads_["Wx"].shape == (8, DIM)
+        # Elementwise interactions are the identity projection of the one algebraic form.
+        np.testing.assert_array_equal(rr.heads_.Pq, np.eye(DIM, dtype=np.float32))
+        assert rr.heads_.Wx.shape == (8, DIM)
     else:
-        assert rr.heads_["Pq"].shape == rr.heads_["Pt"].shape == (rank, DIM)
-        assert rr.heads_["Wx"].shape == (8, rank)
+        assert rr.heads_.Pq.shape == rr.heads_.Pt.shape == (rank, DIM)
+        assert rr.heads_.Wx.shape == (8, rank)
     cand = np.asarray(batch.candidates)
     with torch.no_grad():
         rel, _ = rr.net_.module_(torch.from_numpy(batch.query_embeddings),
@@ -578,7 +630,7 @@ def test_interaction_rank_sets_the_heads_and_scores_like_the_module(data, rank):
 def test_concat_head_trains_and_predicts(data):
     batch, y = data
     rr = RiskAwareReranker(**{**FAST, "relevance_head": "concat"}).fit(batch, y)
-    assert rr.heads_["kind"] == "concat" and "Wx" not in rr.heads_
+    assert rr.heads_.Wx.shape == (8, 0) and rr.heads_.cos_scale == 0
     assert rr.predict(batch).shape == (N_QUERIES, 5)
     assert rr.predict(subset_batch(batch)).shape == (N_QUERIES, 5)
     assert n_trainable(rr.net_.module_) == (2 * DIM * 8 + 8 + 9) + (DIM * 8 + 8 + 9)
@@ -632,10 +684,10 @@ def test_negatives_never_include_gold_tools(data, n_negatives, corpus_negatives)
             # Hard negatives come from the pool, without replacement, while it lasts.
             assert set(hard[: len(pool)]) <= pool
             assert len(set(hard[: len(pool)])) == len(hard[: len(pool)])
-    X, target = ds[0]
-    assert X["tools"].shape == (1 + n_negatives, DIM)
-    np.testing.assert_array_equal(X["query"], sub.query_embeddings[ds.pair_query[0]])
-    assert target.shape == (1 + n_negatives,)
+    X, target = next(iter(reranker_module._TripletBatches(ds, batch_size=4)))
+    assert X["tools"].shape == (4, 1 + n_negatives, DIM)
+    assert X["query"].shape == (4, DIM)
+    assert target.shape == (4, 1 + n_negatives)
 
 
 def test_y_unknown_tool_and_wrong_length(data):
@@ -743,10 +795,10 @@ def test_extreme_logits_score_without_overflow():
     with torch.no_grad():
         module.rel_out.bias.fill_(-200.0)
         module.risk_out.bias.fill_(-200.0)
-    heads = _heads_from_module(module, DIM)
+    heads = HeadWeights.from_module(module)
     batch, _ = make_data(n_queries=3)
-    rel = relevance(heads, batch.query_embeddings, batch.tool_embeddings)
-    risk = tool_risk(heads, batch.tool_embeddings)
+    rel = heads.relevance(batch.query_embeddings, batch.tool_embeddings)
+    risk = heads.risk(batch.tool_embeddings)
     assert np.isfinite(rel).all() and np.isfinite(risk).all()
 
 
@@ -779,8 +831,8 @@ def test_pickle_and_joblib_round_trip(fitted, data):
     joblib.dump(fitted, buffer)
     buffer.seek(0)
     for loaded in (pickle.loads(pickle.dumps(fitted)), joblib.load(buffer)):
-        assert loaded._tool_hidden is None  # recomputed on first use, never pickled
-        for b, scores in zip((batch, sub), expected):
+        assert loaded._tool_side is None  # recomputed on first use, never pickled
+        for b, scores in zip((batch, sub), expected, strict=True):
             np.testing.assert_array_equal(loaded.transform(b).scores, scores)
         np.testing.assert_array_equal(loaded.predict(batch), fitted.predict(batch))
         assert loaded.get_params() == fitted.get_params()
@@ -822,7 +874,8 @@ def test_clone_get_set_params(fitted):
         "n_negatives": 5, "corpus_negatives": 2, "hard_negative_pool": 100, "margin": 0.1,
         "risk_loss_weight": 0.5, "relevance_head": "residual", "interaction_rank": 32,
         "validation_fraction": 0.1,
-        "patience": 3, "k": 5, "random_state": None, "device": "cpu", "verbose": 0,
+        "patience": 3, "k": 5, "memory": None, "random_state": None, "device": "cpu",
+        "verbose": 0,
     }
 
 
@@ -832,29 +885,3 @@ def test_tags():
     assert tags.target_tags.required is True
     assert tags.non_deterministic is True
     assert RiskAwareReranker(random_state=0).__sklearn_tags__().non_deterministic is False
-
-
-def test_cached_refit_reuses_training_scores(monkeypatch):
-    # A refit that differs only in risk_weight neither trains nor re-scores its training batch,
-    # and its fit_transform equals transform on the same batch.
-    reranker_module._FIT_CACHE.clear()
-    reranker_module._TRAIN_SCORES.clear()
-    batch, y = make_data()
-    first = RiskAwareReranker(**{**FAST, "risk_weight": 0.0})
-    out0 = first.fit_transform(batch, y)
-    np.testing.assert_allclose(out0.scores, first.transform(batch).scores, rtol=1e-6)
-    calls = []
-    original = RiskAwareReranker.relevance_scores
-
-    def spy(self, X):
-        calls.append(X)
-        return original(self, X)
-
-    monkeypatch.setattr(RiskAwareReranker, "relevance_scores", spy)
-    second = RiskAwareReranker(**{**FAST, "risk_weight": 0.4})
-    out = second.fit_transform(batch, y)
-    assert calls == []
-    expected = out0.scores - np.float32(0.4) * second.tool_risk_[batch.candidates]
-    np.testing.assert_allclose(out.scores, expected, rtol=1e-6, atol=1e-7)
-    # The cached array is shared read-only; the returned scores are the caller's own.
-    assert out.scores.flags.writeable and out0.scores.flags.writeable

@@ -1,14 +1,14 @@
-"""The numpy scoring kernels against the torch heads they stand in for."""
+"""HeadWeights, the one inference path of the heads, against the torch module's forward."""
 
 import numpy as np
 import pytest
 import torch
+from _reference import module_scores
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skriskrank._reranker import DualHeadModule, _heads_from_module
-from skriskrank import _scoring_kernel
-from skriskrank._scoring import _CACHE_ELEMS, relevance, tool_risk, tool_side
+from skriskrank._reranker import DualHeadModule
+from skriskrank._scoring import HeadWeights
 
 #: The relevance heads: the paper's concatenation, and the residual head with projected
 #: (the default) or elementwise interaction features.
@@ -18,14 +18,6 @@ HEADS = {
     "residual-elementwise": dict(relevance_head="residual", interaction_rank=None),
 }
 KINDS = tuple(HEADS)
-#: The full pool's hidden layer runs compiled (numba, the ``fast`` extra) or in numpy.
-ENGINES = [
-    pytest.param("numba", marks=pytest.mark.skipif(not _scoring_kernel.available(),
-                                                   reason="numba not installed")),
-    "numpy",
-]
-
-
 def _unit(rng, n, d):
     x = rng.normal(size=(n, d)).astype(np.float32)
     return x / np.linalg.norm(x, axis=1, keepdims=True)
@@ -42,57 +34,50 @@ def _module(kind, dim, hidden, seed):
 
 
 def _reference(module, q, t, candidates=None):
-    """f_rel through the torch module, which concatenates [e_q; e_t (; e_q * e_t)] per pair."""
-    tools = np.broadcast_to(t, (len(q),) + t.shape) if candidates is None else t[candidates]
-    with torch.no_grad():
-        rel, _ = module(torch.from_numpy(q), torch.from_numpy(np.array(tools)))
-    return rel.numpy()
+    return module_scores(module, q, t, candidates)[0]
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("chunk_elems", [1, 1000, 1 << 24])
-@pytest.mark.parametrize("engine", ENGINES)
-def test_full_pool_matches_concatenation(kind, chunk_elems, engine):
+@pytest.mark.parametrize("block", [1, 1000, 1 << 24])
+def test_full_pool_matches_concatenation(kind, block):
     rng = np.random.default_rng(0)
     d, hidden = 16, 8
     q, t = _unit(rng, 7, d), _unit(rng, 301, d)
     module = _module(kind, d, hidden, seed=1)
-    heads = _heads_from_module(module, d)
-    got = relevance(heads, q, t, chunk_elems=chunk_elems, engine=engine)
+    heads = HeadWeights.from_module(module)
+    got = heads.relevance(q, t, block=block)
     assert got.shape == (7, 301) and got.dtype == np.float32
     np.testing.assert_allclose(got, _reference(module, q, t), atol=1e-5, rtol=0)
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("engine", ENGINES)
-def test_a_non_finite_embedding_scores_nan_not_a_number(kind, engine):
+def test_a_non_finite_embedding_scores_nan_not_a_number(kind):
     # The compiled ReLU keeps NaN as np.maximum does: a broken embedding is never scored as
     # if it were a real tool.
     rng = np.random.default_rng(7)
     d = 6
     q, t = _unit(rng, 5, d), _unit(rng, 9, d)
     t[4, 2] = np.nan
-    heads = _heads_from_module(_module(kind, d, 5, seed=8), d)
-    got = relevance(heads, q, t, engine=engine)
+    heads = HeadWeights.from_module(_module(kind, d, 5, seed=8))
+    got = heads.relevance(q, t)
     assert np.isnan(got[:, 4]).all()
     assert np.isfinite(np.delete(got, 4, axis=1)).all()
     # The same on each query's own candidates.
     cand = np.array([[4, 0, 1], [2, 4, 3], [5, 6, 7], [8, 4, 0], [1, 2, 4]])
-    got = relevance(heads, q, t, cand, engine=engine)
+    got = heads.relevance(q, t, cand)
     np.testing.assert_array_equal(np.isnan(got), cand == 4)
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("chunk_elems", [1, 500, 1 << 24])
-@pytest.mark.parametrize("engine", ENGINES)
-def test_candidates_match_concatenation(kind, chunk_elems, engine):
+@pytest.mark.parametrize("block", [1, 500, 1 << 24])
+def test_candidates_match_concatenation(kind, block):
     rng = np.random.default_rng(1)
     d, hidden = 12, 5
     q, t = _unit(rng, 9, d), _unit(rng, 40, d)
     cand = np.stack([rng.choice(40, size=11, replace=False) for _ in range(9)]).astype(np.int32)
     module = _module(kind, d, hidden, seed=2)
-    heads = _heads_from_module(module, d)
-    got = relevance(heads, q, t, cand, chunk_elems=chunk_elems, engine=engine)
+    heads = HeadWeights.from_module(module)
+    got = heads.relevance(q, t, cand, block=block)
     assert got.shape == (9, 11) and got.dtype == np.float32
     np.testing.assert_allclose(got, _reference(module, q, t, cand), atol=1e-5, rtol=0)
 
@@ -102,15 +87,15 @@ def test_candidate_subset_equals_full_pool_columns(kind):
     rng = np.random.default_rng(2)
     d = 10
     q, t = _unit(rng, 5, d), _unit(rng, 33, d)
-    heads = _heads_from_module(_module(kind, d, 6, seed=3), d)
-    full = relevance(heads, q, t)
+    heads = HeadWeights.from_module(_module(kind, d, 6, seed=3))
+    full = heads.relevance(q, t)
     cand = np.stack([rng.permutation(33)[:7] for _ in range(5)])
     np.testing.assert_allclose(
-        relevance(heads, q, t, cand), np.take_along_axis(full, cand, axis=1), atol=1e-6
+        heads.relevance(q, t, cand), np.take_along_axis(full, cand, axis=1), atol=1e-6
     )
     # A full-pool candidate matrix takes the candidate path and must agree with the fast one.
     every = np.broadcast_to(np.arange(33), (5, 33))
-    np.testing.assert_allclose(relevance(heads, q, t, every), full, atol=1e-6)
+    np.testing.assert_allclose(heads.relevance(q, t, every), full, atol=1e-6)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -118,27 +103,26 @@ def test_precomputed_tool_hidden_gives_the_same_scores(kind):
     rng = np.random.default_rng(3)
     d = 8
     q, t = _unit(rng, 4, d), _unit(rng, 20, d)
-    heads = _heads_from_module(_module(kind, d, 4, seed=4), d)
-    hidden = tool_side(heads, t)
+    heads = HeadWeights.from_module(_module(kind, d, 4, seed=4))
+    hidden = heads.tool_side(t)
     np.testing.assert_array_equal(
-        relevance(heads, q, t, tool_hidden=hidden), relevance(heads, q, t)
+        heads.relevance(q, t, tool_side=hidden), heads.relevance(q, t)
     )
     # The per-tool part is the tool block of the first layer (and the tool projection).
-    np.testing.assert_allclose(hidden[:, :4], t @ heads["Wt"].T, atol=1e-6)
-    assert hidden.shape == (20, 4 + (heads["Pt"].shape[0] if "Pt" in heads else 0))
+    np.testing.assert_allclose(hidden[:, :4], t @ heads.Wt.T, atol=1e-6)
+    assert hidden.shape == (20, 4 + heads.Pt.shape[0])
 
 
 @pytest.mark.parametrize("kind", ["concat", "residual"])
-@pytest.mark.parametrize("engine", ENGINES)
-def test_tool_blocks_cover_a_pool_larger_than_one_cache_block(kind, engine):
+def test_tool_blocks_cover_a_pool_larger_than_one_block(kind):
     # More tools than one cache block holds: the blocked heads walk several tool blocks.
     rng = np.random.default_rng(4)
     d, hidden = 6, 4
-    n_tools = _CACHE_ELEMS // hidden + 37
+    block = 1 << 12
+    n_tools = block // hidden + 37
     q, t = _unit(rng, 3, d), _unit(rng, n_tools, d)
     module = _module(kind, d, hidden, seed=5)
-    got = relevance(_heads_from_module(module, d), q, t, chunk_elems=_CACHE_ELEMS,
-                    engine=engine)
+    got = HeadWeights.from_module(module).relevance(q, t, block=block)
     np.testing.assert_allclose(got, _reference(module, q, t), atol=1e-5, rtol=0)
 
 
@@ -150,7 +134,7 @@ def test_tool_risk_matches_module(kind):
     module = _module(kind, d, 7, seed=6)
     with torch.no_grad():
         want = module.risk(torch.from_numpy(t)).numpy()
-    got = tool_risk(_heads_from_module(module, d), t)
+    got = HeadWeights.from_module(module).risk(t)
     assert got.dtype == np.float32 and got.shape == (25,)
     np.testing.assert_allclose(got, want, atol=1e-6)
 
@@ -164,21 +148,19 @@ def test_tool_risk_matches_module(kind):
     hidden=st.integers(1, 6),
     chunk=st.integers(1, 400),
     seed=st.integers(0, 2**16),
-    engine=st.sampled_from(["numba", "numpy"] if _scoring_kernel.available() else ["numpy"]),
 )
-def test_any_shape_and_chunk_matches_concatenation(kind, n_q, n_t, d, hidden, chunk, seed,
-                                                   engine):
+def test_any_shape_and_block_matches_concatenation(kind, n_q, n_t, d, hidden, chunk, seed):
     rng = np.random.default_rng(seed)
     q, t = _unit(rng, n_q, d), _unit(rng, n_t, d)
     module = _module(kind, d, hidden, seed=seed)
-    heads = _heads_from_module(module, d)
+    heads = HeadWeights.from_module(module)
     np.testing.assert_allclose(
-        relevance(heads, q, t, chunk_elems=chunk, engine=engine), _reference(module, q, t),
+        heads.relevance(q, t, block=chunk), _reference(module, q, t),
         atol=1e-5, rtol=0,
     )
     m = int(rng.integers(1, n_t + 1))
     cand = np.stack([rng.permutation(n_t)[:m] for _ in range(n_q)])
     np.testing.assert_allclose(
-        relevance(heads, q, t, cand, chunk_elems=chunk, engine=engine),
+        heads.relevance(q, t, cand, block=chunk),
         _reference(module, q, t, cand), atol=1e-5, rtol=0,
     )

@@ -169,7 +169,7 @@ def _load(tools_file, queries_file) -> DemoData:
         raise ValueError(
             MSG_TOOL_COLUMNS.format(file=tname, expected=list(_TOOL_COLUMNS), got=list(df.columns))
         )
-    for name, domain, rationale in zip(df["name"], df["domain"], df["rationale"]):
+    for name, domain, rationale in zip(df["name"], df["domain"], df["rationale"], strict=True):
         if domain not in DEMO_DOMAINS:
             raise ValueError(
                 MSG_BAD_TOOL_DOMAIN.format(
@@ -198,8 +198,8 @@ def _load(tools_file, queries_file) -> DemoData:
         queries=queries,
         relevant=relevant,
         domains=domains,
-        rationales=dict(zip(df["name"], df["rationale"])),
-        tool_domains=dict(zip(df["name"], df["domain"])),
+        rationales=dict(zip(df["name"], df["rationale"], strict=True)),
+        tool_domains=dict(zip(df["name"], df["domain"], strict=True)),
     )
 
 

@@ -538,7 +538,7 @@ def load_sealtools(
 
 # -- users' own files ---------------------------------------------------------------------------
 def load_registry_csv(path: str | PathLike, *, permission_keywords=None) -> ToolRegistry:
-    """Load a tool catalogue from a CSV file.
+    r"""Load a tool catalogue from a CSV file.
 
     Parameters
     ----------
@@ -577,9 +577,9 @@ def load_registry_csv(path: str | PathLike, *, permission_keywords=None) -> Tool
     >>> from skriskrank.datasets import load_registry_csv
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (d / "tools.csv").write_text(
-    ...     "name,description,risk,permissions\\n"
-    ...     "read_file,Read a text file,1,none\\n"
-    ...     "run_shell,Run a bash command,,\\n")
+    ...     "name,description,risk,permissions\n"
+    ...     "read_file,Read a text file,1,none\n"
+    ...     "run_shell,Run a bash command,,\n")
     >>> reg = load_registry_csv(d / "tools.csv")
     >>> reg.risk.tolist(), [sorted(p) for p in reg.permissions]
     ([1, 99], [[], ['shell_execution']])

@@ -187,7 +187,7 @@ class _TopK:
     def hits(self, gold: list[frozenset]) -> np.ndarray:
         """(n_queries, k) bool: the tool at that rank is relevant."""
         flat = np.fromiter(
-            (t in gold[i] for i, t in zip(self.row.tolist(), self.names)),
+            (t in gold[i] for i, t in zip(self.row.tolist(), self.names, strict=True)),
             dtype=bool,
             count=len(self.names),
         )
@@ -228,7 +228,7 @@ def _is_not_severe(levels):
 
 def _mrr_rows(rows: list[list[str]], gold: list[frozenset], cutoff: int | None = None):
     out = np.zeros(len(rows), dtype=np.float64)
-    for i, (row, g) in enumerate(zip(rows, gold)):
+    for i, (row, g) in enumerate(zip(rows, gold, strict=True)):
         for j, t in enumerate(row if cutoff is None else row[:cutoff]):
             if t in g:
                 out[i] = 1.0 / (j + 1)

@@ -1,17 +1,4 @@
-"""Baseline reranking steps: risk-label penalty, MMR, BM25 and a cross-encoder.
-
-The paper (*Risk-Aware Reranking for Agentic Tool Retrieval*, CIKM 2026) compares its learned
-reranker against simple alternatives a practitioner would try first. Each is a pipeline step
-over a :class:`RankingBatch`, so it drops into the same :class:`~sklearn.pipeline.Pipeline` as
-the learned steps and has the same ``predict`` / ``rank``:
-
-- :class:`RiskPenaltyReranker`: ``s = score - risk_weight * (r - 1) / 4`` with the audited
-  labels, unknown risk counted as level 5.
-- :class:`MMRReranker`: maximal marginal relevance over the current scores.
-- :class:`BM25Reranker`: lexical BM25 scores (the ``bm25s`` package) of each candidate.
-- :class:`CrossEncoderReranker`: a ``sentence_transformers.CrossEncoder`` rescoring each
-  query's top candidates from the query text and the tool text.
-"""
+"""The baseline steps of :mod:`skriskrank.baselines`."""
 
 from __future__ import annotations
 
@@ -24,9 +11,9 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import RankingStepMixin
-from ._embedding import _check_device, _load_model
-from ._registry import UNKNOWN_RISK
+from .._base import RankingStepMixin
+from .._embedding import _check_device, _load_model
+from .._registry import UNKNOWN_RISK
 
 __all__ = ["BM25Reranker", "CrossEncoderReranker", "MMRReranker", "RiskPenaltyReranker"]
 
@@ -40,11 +27,11 @@ MSG_CROSS_ENCODER_UNAVAILABLE = (
     "model with its tokenizer), or a model name already in the Hugging Face cache."
 )
 MSG_BM25_MISSING = "BM25Reranker needs the bm25s package: pip install bm25s ({error})."
-
-
-def _rank_scores(n_rows: int, m: int) -> np.ndarray:
-    """Strictly decreasing float32 scores ``m, m - 1, ..., 1`` for each row."""
-    return np.tile(np.arange(m, 0, -1, dtype=np.float32), (n_rows, 1))
+MSG_BM25_INDEX = (
+    "BM25Reranker: the index scores {got} tools but the registry has {expected}; refit it."
+)
+#: Queries whose candidates' embeddings MMR gathers at once ((queries, m, dim) floats).
+_MMR_CHUNK = 64
 
 
 class _BaselineStep(RankingStepMixin, TransformerMixin, BaseEstimator):
@@ -94,7 +81,7 @@ class RiskPenaltyReranker(_BaselineStep):
     --------
     >>> import numpy as np
     >>> from skriskrank import RankingBatch, ToolRegistry
-    >>> from skriskrank._baselines import RiskPenaltyReranker
+    >>> from skriskrank.baselines import RiskPenaltyReranker
     >>> reg = ToolRegistry.from_records(
     ...     [{"name": n, "description": n, "risk": r} for n, r in [("a", 5), ("b", 1)]])
     >>> batch = RankingBatch.full_pool(reg, np.array([[1.0, 0.9]], np.float32),
@@ -152,7 +139,7 @@ class RiskPenaltyReranker(_BaselineStep):
         # Unknown risk is penalised as the worst real level.
         level = np.where(risk == UNKNOWN_RISK, 5, risk).astype(np.float32)
         penalty = np.float32(self.risk_weight) * (level - 1.0) / 4.0
-        return X.replace(scores=(X.scores - penalty[X.candidates]).astype(np.float32))
+        return X.with_scores((X.scores - penalty[X.candidates]).astype(np.float32))
 
 
 # --------------------------------------------------------------------------------------------
@@ -185,14 +172,14 @@ class MMRReranker(_BaselineStep):
 
     Notes
     -----
-    ``transform`` returns rank-derived scores (``m - position`` for ``m`` candidates), like
-    :class:`RuleFilter`, so that ranking by score reproduces the MMR order.
+    ``transform`` reorders the candidates and keeps their scores, like :class:`RuleFilter`.
+    Similarities are taken between each query's own candidates only.
 
     Examples
     --------
     >>> import numpy as np
     >>> from skriskrank import RankingBatch, ToolRegistry
-    >>> from skriskrank._baselines import MMRReranker
+    >>> from skriskrank.baselines import MMRReranker
     >>> reg = ToolRegistry.from_records(
     ...     [{"name": n, "description": n, "risk": 1} for n in ["a", "a2", "b"]])
     >>> tools = np.array([[1, 0], [1, 0], [0, 1]], dtype=np.float32)
@@ -245,36 +232,32 @@ class MMRReranker(_BaselineStep):
         """
         check_is_fitted(self)
         X = self._check_input(X, reset=False)
-        ranked = X.ranked_indices()
-        order_scores = np.take_along_axis(X.scores, X.order(), axis=1).astype(np.float64)
+        positions = X.order()
+        ranked = np.take_along_axis(X.candidates, positions, axis=1)
+        scores = np.take_along_axis(X.scores, positions, axis=1).astype(np.float64)
         n_q, m = ranked.shape
         n_pick = min(self.k, m)
         lam = float(self.relevance_weight)
-        emb = X.tool_embeddings
-        rows = np.arange(n_q)
-        taken = np.zeros((n_q, m), dtype=bool)
-        max_sim = np.full((n_q, m), -np.inf)
-        picks = np.empty((n_q, n_pick), dtype=np.int64)
-        for step in range(n_pick):
-            if step == 0:
-                gain = order_scores.copy()
-            else:
-                gain = lam * order_scores - (1.0 - lam) * max_sim
-            gain[taken] = -np.inf
-            # argmax takes the first maximum, so ties keep the score order.
-            col = np.argmax(gain, axis=1)
-            picks[:, step] = col
-            taken[rows, col] = True
-            # Similarity of every registry tool to the tool just taken, gathered at the
-            # candidates: no (n_queries, m, dim) array is ever formed.
-            sims = emb[ranked[rows, col]] @ emb.T
-            max_sim = np.maximum(max_sim, np.take_along_axis(sims, ranked, axis=1))
-        rest = np.argsort(taken, axis=1, kind="stable")[:, : m - n_pick]
-        cols = np.concatenate([picks, rest], axis=1)
-        return X.replace(
-            candidates=np.take_along_axis(ranked, cols, axis=1).astype(np.int32),
-            scores=_rank_scores(n_q, m),
-        )
+        cols = np.empty((n_q, m), dtype=np.int64)
+        for s in range(0, n_q, _MMR_CHUNK):
+            rows = np.arange(min(_MMR_CHUNK, n_q - s))
+            emb = X.tool_embeddings[ranked[s:s + len(rows)]]  # (queries, m, dim)
+            taken = np.zeros((len(rows), m), dtype=bool)
+            max_sim = np.full((len(rows), m), -np.inf)
+            for step in range(n_pick):
+                gain = scores[s:s + len(rows)].copy()
+                if step:
+                    gain = lam * gain - (1.0 - lam) * max_sim
+                gain[taken] = -np.inf
+                # argmax takes the first maximum, so ties keep the score order.
+                col = np.argmax(gain, axis=1)
+                cols[s:s + len(rows), step] = col
+                taken[rows, col] = True
+                sims = np.vecdot(emb, emb[rows, col][:, None, :])
+                np.maximum(max_sim, sims, out=max_sim)
+            cols[s:s + len(rows), n_pick:] = np.argsort(taken, axis=1, kind="stable")[
+                :, : m - n_pick]
+        return X.take(np.take_along_axis(positions, cols, axis=1))
 
 
 # --------------------------------------------------------------------------------------------
@@ -319,7 +302,7 @@ class BM25Reranker(_BaselineStep):
     --------
     >>> import numpy as np
     >>> from skriskrank import RankingBatch, ToolRegistry
-    >>> from skriskrank._baselines import BM25Reranker
+    >>> from skriskrank.baselines import BM25Reranker
     >>> reg = ToolRegistry.from_records([
     ...     {"name": "get_weather", "description": "Weather forecast for a city", "risk": 1},
     ...     {"name": "send_email", "description": "Send an email message", "risk": 3}])
@@ -379,7 +362,7 @@ class BM25Reranker(_BaselineStep):
         Returns
         -------
         batch : RankingBatch
-            The same candidates, scored by BM25 (float32).
+            The same candidates, scored by BM25 (float32); ties keep the incoming order.
         """
         import bm25s
 
@@ -391,8 +374,9 @@ class BM25Reranker(_BaselineStep):
         n_tools = len(X.registry)
         # get_scores gives every registry tool's score for one tokenized query.
         full = np.stack([self.index_.get_scores(t) for t in tokens]).astype(np.float32)
-        assert full.shape[1] == n_tools
-        return X.replace(scores=np.take_along_axis(full, np.asarray(X.candidates), axis=1))
+        if full.shape[1] != n_tools:
+            raise ValueError(MSG_BM25_INDEX.format(got=full.shape[1], expected=n_tools))
+        return X.with_scores(np.take_along_axis(full, X.candidates, axis=1))
 
 
 # --------------------------------------------------------------------------------------------
@@ -409,8 +393,8 @@ class CrossEncoderReranker(_BaselineStep):
     The cross-encoder reads the query text (``batch.queries``) and the tool text
     (``registry.texts``) together, the usual second stage of a retrieve-then-rerank system.
     Only each query's ``n_rerank`` best candidates are rescored (cross-encoders cost one
-    forward pass per pair); they are placed first, in cross-encoder order, and the other
-    candidates follow in their incoming order.
+    forward pass per pair), and only those are kept, ranked by the cross-encoder's score:
+    a ranked list has one kind of score, and the rest were never scored by this step.
 
     The model is loaded lazily, once per process, with no network access
     (``local_files_only``), and is never pickled: a saved pipeline reloads it by name or path.
@@ -444,14 +428,9 @@ class CrossEncoderReranker(_BaselineStep):
         From ``fit``, when the model cannot be loaded offline; from ``transform``, when the
         batch carries no query texts.
 
-    Notes
-    -----
-    ``transform`` returns rank-derived scores (``m - position``), as cross-encoder scores
-    of the rescored candidates and the incoming scores of the others are not comparable.
-
     Examples
     --------
-    >>> from skriskrank._baselines import CrossEncoderReranker
+    >>> from skriskrank.baselines import CrossEncoderReranker
     >>> CrossEncoderReranker(model="path/to/cross-encoder", n_rerank=50)
     CrossEncoderReranker(model='path/to/cross-encoder', n_rerank=50)
     """
@@ -517,28 +496,20 @@ class CrossEncoderReranker(_BaselineStep):
         Returns
         -------
         batch : RankingBatch
-            Candidates reordered (rescored ones first), with rank-derived scores.
+            The ``n_rerank`` best candidates of each query, ranked by cross-encoder score.
         """
         check_is_fitted(self)
         X = self._check_input(X, reset=False)
         queries = _query_texts(self, X)
-        ranked = X.ranked_indices()
-        n_q, m = ranked.shape
-        n = min(self.n_rerank, m)
+        top = X.top(self.n_rerank)
         texts = X.registry.texts
-        pairs = [(q, texts[t]) for q, row in zip(queries, ranked[:, :n]) for t in row]
+        pairs = [(q, texts[t])
+                 for q, row in zip(queries, top.candidates, strict=True) for t in row]
         ce_scores = np.asarray(
             self._cross_encoder().predict(
                 pairs, batch_size=self.batch_size, show_progress_bar=False,
                 convert_to_numpy=True,
             ),
-            dtype=np.float64,
-        ).reshape(n_q, n, -1)[..., -1]
-        head = np.argsort(-ce_scores, axis=1, kind="stable")
-        cols = np.concatenate(
-            [head, np.broadcast_to(np.arange(n, m), (n_q, m - n))], axis=1
-        )
-        return X.replace(
-            candidates=np.take_along_axis(ranked, cols, axis=1).astype(np.int32),
-            scores=_rank_scores(n_q, m),
-        )
+            dtype=np.float32,
+        ).reshape(top.n_queries, top.n_candidates, -1)[..., -1]
+        return top.with_scores(np.ascontiguousarray(ce_scores))
