@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import numpy as np
+from sklearn.base import _fit_context
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._batch import RankingBatch, check_batch
@@ -55,11 +56,49 @@ def check_relevant(y, registry, n_queries: int | None = None) -> list[np.ndarray
 
 
 class RankingStepMixin:
-    """``predict`` and ``rank`` for a step whose ``transform`` returns a RankingBatch.
+    """What every step that takes and returns a :class:`RankingBatch` shares.
 
-    Subclasses define ``transform`` and a ``k`` parameter. Any prefix of a skriskrank
-    pipeline ending in such a step is then a complete ranker.
+    ``predict`` and ``rank``, so that any prefix of a skriskrank pipeline ending in such a
+    step is a complete ranker; the tags of a step that takes no arrays; and a ``fit`` for
+    steps that learn nothing from ``y``: it records the batch's registry and encoder and
+    calls the step's ``_fit_step(X)`` hook. Subclasses define ``transform``, a ``k``
+    parameter and ``_parameter_constraints``.
     """
+
+    #: Whether ``fit`` needs ``y``, the gold tool sets.
+    _requires_y = False
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False
+        tags.target_tags.required = self._requires_y
+        # transform returns a RankingBatch, not an array of the input's dtype.
+        tags.transformer_tags.preserves_dtype = []
+        return tags
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Check the batch and record its registry and encoder.
+
+        Parameters
+        ----------
+        X : RankingBatch
+            The batch from the previous step.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+            The fitted step.
+        """
+        X = self._check_input(X, reset=True)
+        self._fit_batch_state(X)
+        self._fit_step(X)
+        return self
+
+    def _fit_step(self, X) -> None:
+        """Anything a step builds in ``fit`` from a checked batch (nothing by default)."""
 
     def _check_input(self, X, *, reset: bool) -> RankingBatch:
         # Pipeline steps pass RankingBatch objects, not arrays: validate_data only does the

@@ -17,7 +17,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
@@ -401,41 +401,15 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
         self.broad_level = broad_level
         self.redundancy_threshold = redundancy_threshold
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.two_d_array = False
-        tags.target_tags.required = False
-        tags.transformer_tags.preserves_dtype = []
-        return tags
-
     def _options(self):
         return _check_options(self.k, self.max_high_risk, self.high_risk_level, self.max_broad,
                               self.broad_level, self.redundancy_threshold)
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
-        """Record the batch's registry and encoder; check the options and the tools.
-
-        Parameters
-        ----------
-        X : RankingBatch
-            The batch from the previous step.
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : RuleFilter
-            The fitted filter.
-        """
-        self._options()
-        X = self._check_input(X, reset=True)
-        self._fit_batch_state(X)
+    def _fit_step(self, X):
         # Built here (like the retriever's index) so that the first online call does not
-        # pay for it; a bad tool embedding or permission count fails the fit, by row.
+        # pay for it; a bad option, tool embedding or permission count fails the fit.
         self._tools = None
         self._tool_rules_of(X, self._options())
-        return self
 
     def _tool_rules_of(self, X, options):
         # Keyed on the tool arrays themselves and on the options the per-tool half reads.

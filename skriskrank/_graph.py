@@ -372,6 +372,7 @@ class GraphSmoother(RankingStepMixin, TransformerMixin, BaseEstimator):
     [['a', 'b', 'c']]
     """
 
+    _requires_y = True
     _parameter_constraints: dict = {
         "alpha": [Interval(Real, 0, 1, closed="both")],
         "edge_types": [tuple, list],
@@ -397,14 +398,6 @@ class GraphSmoother(RankingStepMixin, TransformerMixin, BaseEstimator):
         self.semantic_threshold = semantic_threshold
         self.permission_edges = permission_edges
         self.k = k
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.two_d_array = False
-        tags.target_tags.required = True
-        # transform returns a RankingBatch, not an array of the input's dtype.
-        tags.transformer_tags.preserves_dtype = []
-        return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: RankingBatch, y):

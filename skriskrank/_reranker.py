@@ -581,11 +581,10 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         self.device = device
         self.verbose = verbose
 
+    _requires_y = True
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.two_d_array = False
-        tags.target_tags.required = True
-        tags.transformer_tags.preserves_dtype = []
         tags.non_deterministic = self.random_state is None
         return tags
 

@@ -7,7 +7,7 @@ from numbers import Integral
 
 import numpy as np
 from joblib import effective_n_jobs
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -95,36 +95,12 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
         self.search = search
         self.n_jobs = n_jobs
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.two_d_array = False
-        tags.target_tags.required = False
-        tags.transformer_tags.preserves_dtype = []
-        return tags
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
-        """Record the batch's registry and encoder; there is nothing to learn.
-
-        Parameters
-        ----------
-        X : RankingBatch
-            Training batch.
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : DenseRetriever
-        """
-        X = self._check_input(X, reset=True)
+    def _fit_step(self, X):
         self._threads()  # n_jobs=0 fails here, not on the first online call
-        self._fit_batch_state(X)
         self._index = None
         if self._uses_index(len(X.registry)):
             # Built here so that the first online query does not pay for it.
             self._index_of(X.tool_embeddings)
-        return self
 
     def _uses_index(self, n_tools) -> bool:
         if self.search == "int8":

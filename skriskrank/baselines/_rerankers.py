@@ -7,7 +7,7 @@ from numbers import Integral, Real
 from pathlib import Path
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
@@ -35,19 +35,7 @@ _MMR_CHUNK = 64
 
 
 class _BaselineStep(RankingStepMixin, TransformerMixin, BaseEstimator):
-    """Shared ``fit`` and tags of the baseline steps: nothing is learned from ``y``."""
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.two_d_array = False
-        tags.target_tags.required = False
-        tags.transformer_tags.preserves_dtype = []
-        return tags
-
-    def _fit(self, X):
-        X = self._check_input(X, reset=True)
-        self._fit_batch_state(X)
-        return X
+    """A baseline step: nothing is learned from ``y``."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -101,24 +89,6 @@ class RiskPenaltyReranker(_BaselineStep):
     def __init__(self, *, risk_weight=0.1, k=5):
         self.risk_weight = risk_weight
         self.k = k
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
-        """Record the batch's registry and encoder; there is nothing to learn.
-
-        Parameters
-        ----------
-        X : RankingBatch
-            Training batch.
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : RiskPenaltyReranker
-        """
-        self._fit(X)
-        return self
 
     def transform(self, X):
         """Penalise each candidate by its normalized risk level.
@@ -198,24 +168,6 @@ class MMRReranker(_BaselineStep):
     def __init__(self, *, relevance_weight=0.7, k=5):
         self.relevance_weight = relevance_weight
         self.k = k
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
-        """Record the batch's registry and encoder; there is nothing to learn.
-
-        Parameters
-        ----------
-        X : RankingBatch
-            Training batch.
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : MMRReranker
-        """
-        self._fit(X)
-        return self
 
     def transform(self, X):
         """Reorder each query's candidates by MMR.
@@ -323,33 +275,18 @@ class BM25Reranker(_BaselineStep):
         self.b = b
         self.k = k
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
-        """Index the registry's tool texts.
-
-        Parameters
-        ----------
-        X : RankingBatch
-            Training batch (only its registry is used).
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : BM25Reranker
-        """
+    def _fit_step(self, X):
+        # Index the registry's tool texts.
         try:
             import bm25s
         except ImportError as exc:
             raise ValueError(MSG_BM25_MISSING.format(error=exc)) from None
-        X = self._fit(X)
         index = bm25s.BM25(k1=self.k1, b=self.b)
         index.index(
             bm25s.tokenize(X.registry.texts, stopwords="en", show_progress=False),
             show_progress=False,
         )
         self.index_ = index
-        return self
 
     def transform(self, X):
         """Replace the scores by BM25 scores.
@@ -460,30 +397,15 @@ class CrossEncoderReranker(_BaselineStep):
             self._model = _load_cross_encoder(str(self.model), self.device_)
         return self._model
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
-        """Check the batch and load the cross-encoder; nothing is trained.
-
-        Parameters
-        ----------
-        X : RankingBatch
-            Training batch.
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : CrossEncoderReranker
-        """
+    def _fit_step(self, X):
+        # Load the cross-encoder now, so that a model that cannot load fails the fit.
         if self.model is None:
             raise ValueError(
                 MSG_CROSS_ENCODER_UNAVAILABLE.format(model=None, error="no model given")
             )
-        self._fit(X)
         self.device_ = _check_device(self.device)
         self._model = None
         self._cross_encoder()
-        return self
 
     def transform(self, X):
         """Rescore the top ``n_rerank`` candidates of each query.

@@ -17,6 +17,7 @@ module's ``MSG_*`` constants.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from itertools import chain
 from numbers import Integral
@@ -164,80 +165,99 @@ def _risk_levels(risk, names: list[str]) -> np.ndarray:
 
 
 # -- the shared computation -------------------------------------------------------------------
-class _TopK:
-    """The first ``k`` entries of every ranked list, padded to a (n_queries, k) grid."""
+class _PerQuery:
+    """Every metric's per-query values for one run, each computed once, on first use.
 
-    def __init__(self, rows: list[list[str]], k: int):
-        self.k = k
-        self.n = len(rows)
-        lens = np.fromiter((min(len(r), k) for r in rows), dtype=np.int64, count=self.n)
-        total = int(lens.sum())
-        self.row = np.repeat(np.arange(self.n), lens)
-        starts = np.cumsum(lens) - lens
-        self.col = np.arange(total) - np.repeat(starts, lens)
+    ``rows`` are checked ranked lists, ``gold`` checked relevant sets and ``risk`` a checked
+    risk source (or None when no metric that reads risk is asked for).
+    """
+
+    def __init__(self, rows, gold, risk, k):
+        self.rows, self.gold, self.risk_source, self.k = rows, gold, risk, k
+        n = len(rows)
+        lens = np.fromiter((min(len(r), k) for r in rows), dtype=np.int64, count=n)
+        # The top k of every list on a (n_queries, k) grid; a short list leaves empty slots.
+        self._at = (np.repeat(np.arange(n), lens),
+                    np.arange(lens.sum()) - np.repeat(np.cumsum(lens) - lens, lens))
         self.names = [t for r in rows for t in r[:k]]
-        self.present = np.zeros((self.n, k), dtype=bool)
-        self.present[self.row, self.col] = True
+        self.present = self._grid(np.ones(len(self.names), dtype=bool), False)
 
-    def grid(self, flat, dtype, fill=0) -> np.ndarray:
-        out = np.full((self.n, self.k), fill, dtype=dtype)
-        out[self.row, self.col] = flat
+    def _grid(self, flat, fill):
+        out = np.full((len(self.rows), self.k), fill, dtype=np.asarray(flat).dtype)
+        out[self._at] = flat
         return out
 
-    def hits(self, gold: list[frozenset]) -> np.ndarray:
+    @functools.cached_property
+    def hits(self):
         """(n_queries, k) bool: the tool at that rank is relevant."""
-        flat = np.fromiter(
-            (t in gold[i] for i, t in zip(self.row.tolist(), self.names, strict=True)),
-            dtype=bool,
-            count=len(self.names),
-        )
-        return self.grid(flat, bool, False)
+        return self._grid(np.fromiter((t in self.gold[i] for i, t in zip(
+            self._at[0].tolist(), self.names, strict=True)), bool, len(self.names)), False)
 
-    def risk(self, risk) -> np.ndarray:
-        """(n_queries, k) int: risk level at that rank, 0 for an empty position."""
-        return self.grid(_risk_levels(risk, self.names), np.int64, 0)
+    @functools.cached_property
+    def levels(self):
+        """(n_queries, k) int: the risk level at that rank, 0 for an empty slot."""
+        return self._grid(_risk_levels(self.risk_source, self.names), 0)
+
+    def _gold_count(self, keep):
+        levels = _risk_levels(self.risk_source, [t for g in self.gold for t in g])
+        query = np.repeat(np.arange(len(self.gold)), [len(g) for g in self.gold])
+        return np.bincount(query, weights=keep(levels), minlength=len(self.gold))
+
+    @functools.cached_property
+    def safe(self):
+        """Per query: no relevant tool is risky (unknown risk is risky)."""
+        return self._gold_count(lambda lv: lv >= RISKY_LEVEL) == 0
+
+    def _ndcg(self, gain, n_ideal):
+        disc = 1.0 / np.log2(np.arange(2, self.k + 2, dtype=np.float64))
+        dcg = gain.astype(np.float64) @ disc
+        idcg = np.concatenate([[0.0], np.cumsum(disc)])[np.minimum(n_ideal, self.k)]
+        return np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0)
+
+    def ndcg(self):
+        return self._ndcg(self.hits, np.fromiter(map(len, self.gold), np.int64))
+
+    def sndcg(self):
+        gain = self.hits & (self.levels < SEVERE_LEVEL)
+        return self._ndcg(gain, self._gold_count(lambda lv: lv < SEVERE_LEVEL).astype(int))
+
+    def mrr(self, cutoff=None):
+        out = np.zeros(len(self.rows))
+        for i, (row, g) in enumerate(zip(self.rows, self.gold, strict=True)):
+            first = next((j for j, t in enumerate(row[:cutoff]) if t in g), None)
+            out[i] = 0.0 if first is None else 1.0 / (first + 1)
+        return out
+
+    def _exposure(self, level):
+        # Divided by k even for a shorter list: an empty slot exposes nothing.
+        return ((self.levels >= level) & self.present).sum(axis=1) / self.k
+
+    def rvr(self):
+        return self._exposure(RISKY_LEVEL)
+
+    def srr(self):
+        return self._exposure(SEVERE_LEVEL)
+
+    def safe_rvr(self):
+        return self.rvr()[self.safe]
+
+    def needrisk_hit(self):
+        return (self.hits & (self.levels >= RISKY_LEVEL)).any(axis=1)[~self.safe]
 
 
-def _discounts(k: int) -> np.ndarray:
-    return 1.0 / np.log2(np.arange(2, k + 2, dtype=np.float64))
+_UNUSED = object()
 
 
-def _ndcg_rows(gain: np.ndarray, n_ideal: np.ndarray, k: int) -> np.ndarray:
-    """Per-query NDCG@k for binary gains; a query with no ideal gain scores 0."""
-    disc = _discounts(k)
-    dcg = gain.astype(np.float64) @ disc
-    ideal_cum = np.concatenate([[0.0], np.cumsum(disc)])
-    idcg = ideal_cum[np.minimum(n_ideal, k)]
-    return np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0)
-
-
-def _gold_count(gold: list[frozenset], risk, keep) -> np.ndarray:
-    """Per query, how many relevant tools have a risk level for which ``keep`` is True."""
-    levels = _risk_levels(risk, [t for g in gold for t in g])
-    query = np.repeat(np.arange(len(gold)), [len(g) for g in gold])
-    return np.bincount(query, weights=keep(levels), minlength=len(gold)).astype(np.int64)
-
-
-def _is_risky(levels):
-    return levels >= RISKY_LEVEL
-
-
-def _is_not_severe(levels):
-    return levels < SEVERE_LEVEL
-
-
-def _mrr_rows(rows: list[list[str]], gold: list[frozenset], cutoff: int | None = None):
-    out = np.zeros(len(rows), dtype=np.float64)
-    for i, (row, g) in enumerate(zip(rows, gold, strict=True)):
-        for j, t in enumerate(row if cutoff is None else row[:cutoff]):
-            if t in g:
-                out[i] = 1.0 / (j + 1)
-                break
-    return out
+def _run(ranked, relevant=_UNUSED, risk=_UNUSED, k=5) -> _PerQuery:
+    """Validate a run's inputs (those a metric reads) and return its per-query values."""
+    k = _check_k(k)
+    rows = _check_ranked(ranked)
+    gold = None if relevant is _UNUSED else _check_relevant(relevant, len(rows))
+    return _PerQuery(rows, gold, None if risk is _UNUSED else _check_risk_source(risk), k)
 
 
 def _mean(values: np.ndarray) -> float:
-    return float(values.mean()) if values.size else float("nan")
+    return float(np.mean(values)) if np.size(values) else float("nan")
 
 
 # -- public metrics ---------------------------------------------------------------------------
@@ -272,12 +292,7 @@ def ndcg_at_k(ranked, relevant, *, k=5) -> float:
     >>> ndcg_at_k([["a", "b", "c"]], [{"b"}], k=3)  # 1 / log2(3)
     0.6309...
     """
-    k = _check_k(k)
-    rows = _check_ranked(ranked)
-    gold = _check_relevant(relevant, len(rows))
-    top = _TopK(rows, k)
-    n_rel = np.fromiter(map(len, gold), dtype=np.int64, count=len(gold))
-    return _mean(_ndcg_rows(top.hits(gold), n_rel, k))
+    return _mean(_run(ranked, relevant, k=k).ndcg())
 
 
 def mrr(ranked, relevant) -> float:
@@ -308,9 +323,7 @@ def mrr(ranked, relevant) -> float:
     >>> mrr([["a", "b"], ["c", "d", "e"]], [{"b"}, {"x"}])  # (1/2 + 0) / 2
     0.25
     """
-    rows = _check_ranked(ranked)
-    gold = _check_relevant(relevant, len(rows))
-    return _mean(_mrr_rows(rows, gold))
+    return _mean(_run(ranked, relevant).mrr())
 
 
 def sndcg_at_k(ranked, relevant, risk, *, k=5) -> float:
@@ -348,22 +361,7 @@ def sndcg_at_k(ranked, relevant, risk, *, k=5) -> float:
     >>> sndcg_at_k([["b", "c"]], [{"b", "c"}], risk, k=2)  # (1/log2(3)) / 1
     0.6309...
     """
-    k = _check_k(k)
-    rows = _check_ranked(ranked)
-    gold = _check_relevant(relevant, len(rows))
-    risk = _check_risk_source(risk)
-    top = _TopK(rows, k)
-    gain = top.hits(gold) & (top.risk(risk) < SEVERE_LEVEL)
-    n_ideal = _gold_count(gold, risk, _is_not_severe)
-    return _mean(_ndcg_rows(gain, n_ideal, k))
-
-
-def _exposure(ranked, risk, k, level) -> np.ndarray:
-    rows = _check_ranked(ranked)
-    risk = _check_risk_source(risk)
-    top = _TopK(rows, k)
-    # Divide by k even for a shorter list: an empty slot exposes nothing.
-    return ((top.risk(risk) >= level) & top.present).sum(axis=1) / k
+    return _mean(_run(ranked, relevant, risk, k).sndcg())
 
 
 def rvr_at_k(ranked, risk, *, k=5) -> float:
@@ -398,8 +396,7 @@ def rvr_at_k(ranked, risk, *, k=5) -> float:
     >>> rvr_at_k([["a", "b", "c"]], {"a": 1, "b": 3, "c": None}, k=4)  # 2 / 4
     0.5
     """
-    k = _check_k(k)
-    return _mean(_exposure(ranked, risk, k, RISKY_LEVEL))
+    return _mean(_run(ranked, risk=risk, k=k).rvr())
 
 
 def srr_at_k(ranked, risk, *, k=5) -> float:
@@ -431,8 +428,7 @@ def srr_at_k(ranked, risk, *, k=5) -> float:
     >>> srr_at_k([["a", "b"], ["c", "d"]], {"a": 4, "b": 3, "c": 5, "d": 5}, k=2)
     0.75
     """
-    k = _check_k(k)
-    return _mean(_exposure(ranked, risk, k, SEVERE_LEVEL))
+    return _mean(_run(ranked, risk=risk, k=k).srr())
 
 
 def safe_rvr_at_k(ranked, relevant, risk, *, k=5) -> float:
@@ -470,12 +466,7 @@ def safe_rvr_at_k(ranked, relevant, risk, *, k=5) -> float:
     >>> safe_rvr_at_k([["b", "a"], ["b", "c"]], [{"a"}, {"b"}], risk, k=2)  # only query 0
     0.5
     """
-    k = _check_k(k)
-    rows = _check_ranked(ranked)
-    gold = _check_relevant(relevant, len(rows))
-    risk = _check_risk_source(risk)
-    safe = _gold_count(gold, risk, _is_risky) == 0
-    return _mean(_exposure(rows, risk, k, RISKY_LEVEL)[safe])
+    return _mean(_run(ranked, relevant, risk, k).safe_rvr())
 
 
 def needrisk_hit_at_k(ranked, relevant, risk, *, k=5) -> float:
@@ -512,14 +503,7 @@ def needrisk_hit_at_k(ranked, relevant, risk, *, k=5) -> float:
     >>> needrisk_hit_at_k([["a", "b"], ["a", "b"]], [{"b"}, {"c"}], risk, k=2)
     0.5
     """
-    k = _check_k(k)
-    rows = _check_ranked(ranked)
-    gold = _check_relevant(relevant, len(rows))
-    risk = _check_risk_source(risk)
-    need = _gold_count(gold, risk, _is_risky) > 0
-    top = _TopK(rows, k)
-    hit = (top.hits(gold) & (top.risk(risk) >= RISKY_LEVEL)).any(axis=1)
-    return _mean(hit[need].astype(np.float64))
+    return _mean(_run(ranked, relevant, risk, k).needrisk_hit())
 
 
 def ranking_report(ranked, relevant, registry, *, k=5, as_frame=False):
@@ -555,32 +539,21 @@ def ranking_report(ranked, relevant, registry, *, k=5, as_frame=False):
     >>> rep["rvr@2"], rep["mrr"], rep["n_safe_queries"]
     (0.5, 0.75, 1)
     """
-    k = _check_k(k)
     if not isinstance(as_frame, (bool, np.bool_)):
         raise ValueError(f"as_frame must be a bool, got {as_frame!r}.")
-    rows = _check_ranked(ranked)
-    gold = _check_relevant(relevant, len(rows))
-    registry = _check_risk_source(registry)
-    top = _TopK(rows, k)
-    hits = top.hits(gold)
-    trisk = top.risk(registry)
-    n_rel = np.fromiter(map(len, gold), dtype=np.int64, count=len(gold))
-    n_ideal_safe = _gold_count(gold, registry, _is_not_severe)
-    safe = _gold_count(gold, registry, _is_risky) == 0
-    rvr_rows = ((trisk >= RISKY_LEVEL) & top.present).sum(axis=1) / k
-    srr_rows = ((trisk >= SEVERE_LEVEL) & top.present).sum(axis=1) / k
-    need_hit = (hits & (trisk >= RISKY_LEVEL)).any(axis=1)
+    run = _run(ranked, relevant, registry, k)
+    k = run.k
     report = {
-        f"ndcg@{k}": _mean(_ndcg_rows(hits, n_rel, k)),
-        "mrr": _mean(_mrr_rows(rows, gold)),
-        f"sndcg@{k}": _mean(_ndcg_rows(hits & (trisk < SEVERE_LEVEL), n_ideal_safe, k)),
-        f"rvr@{k}": _mean(rvr_rows),
-        f"srr@{k}": _mean(srr_rows),
-        f"safe_rvr@{k}": _mean(rvr_rows[safe]),
-        f"needrisk_hit@{k}": _mean(need_hit[~safe].astype(np.float64)),
-        "n_queries": len(rows),
-        "n_safe_queries": int(safe.sum()),
-        "n_needrisk_queries": int((~safe).sum()),
+        f"ndcg@{k}": _mean(run.ndcg()),
+        "mrr": _mean(run.mrr()),
+        f"sndcg@{k}": _mean(run.sndcg()),
+        f"rvr@{k}": _mean(run.rvr()),
+        f"srr@{k}": _mean(run.srr()),
+        f"safe_rvr@{k}": _mean(run.safe_rvr()),
+        f"needrisk_hit@{k}": _mean(run.needrisk_hit()),
+        "n_queries": len(run.rows),
+        "n_safe_queries": int(run.safe.sum()),
+        "n_needrisk_queries": int((~run.safe).sum()),
     }
     if as_frame:
         import pandas as pd

@@ -9,19 +9,7 @@ import numpy as np
 from sklearn.metrics import make_scorer
 
 from .._registry import ToolRegistry
-from ._ranking import (
-    _check_k,
-    _check_ranked,
-    _check_relevant,
-    _mean,
-    _mrr_rows,
-    ndcg_at_k,
-    needrisk_hit_at_k,
-    rvr_at_k,
-    safe_rvr_at_k,
-    sndcg_at_k,
-    srr_at_k,
-)
+from ._ranking import _check_k, _mean, _run
 
 __all__ = ["best_under_risk_budget", "make_ranking_scorer"]
 
@@ -61,25 +49,11 @@ def _ranking_score(y_true, y_pred, *, metric, k, registry):
 
     Module level so that a pickled scorer, or a search holding one, loads again.
     """
-    if metric == "ndcg":
-        return ndcg_at_k(y_pred, y_true, k=k)
-    if metric == "mrr":
-        # predict returns only the top k, so the scorer's MRR is MRR@k by construction; cut
-        # at k explicitly so that the result does not depend on the estimator's own k.
-        rows = _check_ranked(y_pred)
-        gold = _check_relevant(y_true, len(rows))
-        return _mean(_mrr_rows(rows, gold, cutoff=k))
-    if metric == "sndcg":
-        return sndcg_at_k(y_pred, y_true, registry, k=k)
-    if metric == "rvr":
-        return rvr_at_k(y_pred, registry, k=k)
-    if metric == "srr":
-        return srr_at_k(y_pred, registry, k=k)
-    if metric == "safe_rvr":
-        return safe_rvr_at_k(y_pred, y_true, registry, k=k)
-    if metric == "needrisk_hit":
-        return needrisk_hit_at_k(y_pred, y_true, registry, k=k)
-    raise ValueError(MSG_UNKNOWN_METRIC.format(metric=metric, valid=sorted(_METRICS)))
+    run = _run(y_pred, y_true, registry, k) if _METRICS[metric][0] else _run(y_pred, y_true, k=k)
+    # predict returns only the top k, so the scorer's MRR is MRR@k by construction; cut at
+    # k explicitly so that the result does not depend on the estimator's own k.
+    return _mean(run.mrr(cutoff=k) if metric == "mrr" else getattr(run, metric)())
+
 
 
 def make_ranking_scorer(metric, *, k=5, registry=None):
