@@ -15,11 +15,10 @@ from skriskrank.datasets._demo import (
     DEMO_DOMAINS,
     DEMO_QUERIES_FILE,
     DEMO_TOOLS_FILE,
-    MSG_BAD_QUERY_LINE,
     MSG_BAD_TOOL_DOMAIN,
     MSG_EMPTY_RATIONALE,
+    MSG_QUERY_DOMAINS,
     MSG_TOOL_COLUMNS,
-    MSG_UNKNOWN_GOLD_TOOL,
     DemoData,
     _load,
     load_demo,
@@ -220,10 +219,8 @@ class TestLoaderErrors:
 
     def test_unknown_gold_tool_is_named(self, tmp_path):
         bad = {**QUERY, "relevant": ["read_file", "wipe_disk"]}
-        msg = MSG_UNKNOWN_GOLD_TOOL.format(
-            file="queries.jsonl", line=2, name="wipe_disk", tools_file="tools.csv"
-        )
-        with pytest.raises(ValueError, match=re.escape(msg)):
+        with pytest.raises(ValueError,
+                           match=r"queries\.jsonl, line 2: gold tool\(s\) 'wipe_disk'"):
             _load(*_write(tmp_path, TOOLS, [QUERY, bad]))
 
     @pytest.mark.parametrize(
@@ -233,12 +230,16 @@ class TestLoaderErrors:
             {"query": "", "relevant": ["read_file"], "domain": "files"},
             {"query": "Open it", "relevant": [], "domain": "files"},
             {"query": "Open it", "relevant": "read_file", "domain": "files"},
-            {"query": "Open it", "relevant": ["read_file"]},
         ],
     )
     def test_malformed_query_line(self, tmp_path, line):
-        msg = MSG_BAD_QUERY_LINE.format(file="queries.jsonl", line=1, value=line)
-        with pytest.raises(ValueError, match=re.escape(msg)):
+        with pytest.raises(ValueError, match=r"queries\.jsonl, line 1: "):
+            _load(*_write(tmp_path, TOOLS, [line]))
+
+    def test_queries_need_a_domain(self, tmp_path):
+        line = {"query": "Open it", "relevant": ["read_file"]}
+        with pytest.raises(ValueError, match=re.escape(MSG_QUERY_DOMAINS.format(
+                file="queries.jsonl"))):
             _load(*_write(tmp_path, TOOLS, [line]))
 
     def test_wrong_columns(self, tmp_path):

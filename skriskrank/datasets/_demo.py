@@ -8,12 +8,12 @@ one-line rationale and explicit permission categories, and 564 queries with gold
 from __future__ import annotations
 
 import dataclasses
-import json
 from importlib.resources import files
 
 import pandas as pd
 
 from .._registry import ToolRegistry
+from ._loaders import load_queries_jsonl
 
 __all__ = ["DEMO_DOMAINS", "DemoData", "load_demo"]
 
@@ -44,11 +44,7 @@ MSG_BAD_TOOL_DOMAIN = (
     "{file}: tool {name!r} has unknown domain {domain!r}; expected one of {allowed}."
 )
 MSG_EMPTY_RATIONALE = "{file}: tool {name!r} has no rationale."
-MSG_BAD_QUERY_LINE = (
-    "{file}, line {line}: expected an object with a non-empty 'query' string, a non-empty "
-    "'relevant' list of tool names and a 'domain' string; got {value!r}."
-)
-MSG_UNKNOWN_GOLD_TOOL = "{file}, line {line}: gold tool {name!r} is not in {tools_file}."
+MSG_QUERY_DOMAINS = "{file}: every demo query needs a 'domain'."
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -192,50 +188,15 @@ def _load(tools_file, queries_file) -> DemoData:
             }
         )
     )
-    queries, relevant, domains = _read_queries(queries_file, registry, tname)
+    # The user-file loader, so that a malformed line is named the same way.
+    queries = load_queries_jsonl(queries_file, registry, name="demo", split="all")
+    if queries.domains is None:
+        raise ValueError(MSG_QUERY_DOMAINS.format(file=queries_file.name))
     return DemoData(
         registry=registry,
-        queries=queries,
-        relevant=relevant,
-        domains=domains,
+        queries=queries.queries,
+        relevant=queries.relevant,
+        domains=queries.domains,
         rationales=dict(zip(df["name"], df["rationale"], strict=True)),
         tool_domains=dict(zip(df["name"], df["domain"], strict=True)),
-    )
-
-
-def _read_queries(queries_file, registry: ToolRegistry, tools_file: str):
-    queries, relevant, domains = [], [], []
-    qname = queries_file.name
-    with queries_file.open("r", encoding="utf-8") as fh:
-        for line, text in enumerate(fh, start=1):
-            if not text.strip():
-                continue
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError:
-                obj = text.strip()
-            if not _is_query_object(obj):
-                raise ValueError(MSG_BAD_QUERY_LINE.format(file=qname, line=line, value=obj))
-            for name in obj["relevant"]:
-                if name not in registry:
-                    raise ValueError(
-                        MSG_UNKNOWN_GOLD_TOOL.format(
-                            file=qname, line=line, name=name, tools_file=tools_file
-                        )
-                    )
-            queries.append(obj["query"])
-            relevant.append(frozenset(obj["relevant"]))
-            domains.append(obj["domain"])
-    return queries, relevant, domains
-
-
-def _is_query_object(obj) -> bool:
-    return (
-        isinstance(obj, dict)
-        and isinstance(obj.get("query"), str)
-        and bool(obj["query"].strip())
-        and isinstance(obj.get("relevant"), list)
-        and bool(obj["relevant"])
-        and all(isinstance(n, str) for n in obj["relevant"])
-        and isinstance(obj.get("domain"), str)
     )
