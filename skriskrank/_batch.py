@@ -168,16 +168,8 @@ class RankingBatch:
 
         Parameters
         ----------
-        registry : ToolRegistry
-            The catalogue.
-        query_embeddings : ndarray of float32 of shape (n_queries, dim)
-            L2-normalized query embeddings.
-        tool_embeddings : ndarray of float32 of shape (n_tools, dim)
-            L2-normalized tool embeddings.
-        encoder : str, default=""
-            Encoder identity.
-        queries : sequence of str or None, default=None
-            The raw query texts.
+        registry, query_embeddings, tool_embeddings, encoder, queries
+            As in the constructor.
 
         Returns
         -------
@@ -194,11 +186,7 @@ class RankingBatch:
 
     @property
     def candidates(self) -> np.ndarray:
-        """Registry indices of the candidates, shape (n_queries, m), int64.
-
-        Ranked lists are best first; the full pool is a read-only broadcast of
-        ``arange(n_tools)`` (no copy).
-        """
+        """Registry indices (n_queries, m); the full pool's is a broadcast ``arange``."""
         if self._candidates is None:
             pool = np.arange(len(self.registry), dtype=np.int64)
             return np.broadcast_to(pool, (self.n_queries, len(pool)))
@@ -237,39 +225,16 @@ class RankingBatch:
 
     # -- new batches ---------------------------------------------------------------------------
     def replace(self, **changes) -> RankingBatch:
-        """A new batch with some fields replaced; the others are shared.
-
-        Parameters
-        ----------
-        **changes : dict
-            Any of the constructor's arguments. New ``candidates`` need new ``scores``.
-
-        Returns
-        -------
-        batch : RankingBatch
-        """
+        """A new batch with some fields replaced (new candidates need new scores)."""
         if "candidates" in changes and "scores" not in changes:
             raise ValueError(MSG_REPLACE_SCORES)
         fields = dict(registry=self.registry, query_embeddings=self.query_embeddings,
                       tool_embeddings=self.tool_embeddings, candidates=self._candidates,
                       scores=self._scores, encoder=self.encoder, queries=self.queries)
-        fields.update(changes)
-        return RankingBatch(**fields)
+        return RankingBatch(**{**fields, **changes})
 
     def with_scores(self, scores) -> RankingBatch:
-        """The same candidates with new scores; ranked lists are re-sorted by them.
-
-        Parameters
-        ----------
-        scores : ndarray of float32 of shape (n_queries, n_candidates)
-            The new score of each candidate, in the current candidate order.
-
-        Returns
-        -------
-        batch : RankingBatch
-            For ranked lists, each row sorted by descending score (stable: ties keep the
-            current order; NaN last).
-        """
+        """New scores for the candidates; ranked lists are re-sorted by them, stably."""
         if self.is_full_pool:
             return self.replace(scores=scores)
         order = np.argsort(-scores, axis=1, kind="stable")
@@ -277,37 +242,13 @@ class RankingBatch:
                             scores=np.take_along_axis(scores, order, axis=1))
 
     def take(self, columns) -> RankingBatch:
-        """Ranked lists made of the given candidate positions of each row, in that order.
-
-        Parameters
-        ----------
-        columns : ndarray of int of shape (n_queries, m')
-            Positions into each row's candidates (for the full pool, registry indices),
-            best first.
-
-        Returns
-        -------
-        batch : RankingBatch
-            Ranked lists with the candidates' scores carried along.
-        """
+        """Ranked lists of the given candidate positions of each row, with their scores."""
         columns = np.asarray(columns, dtype=np.int64)
         return self.replace(candidates=np.take_along_axis(self.candidates, columns, axis=1),
                             scores=np.take_along_axis(self.scores, columns, axis=1))
 
     def order(self, k=None) -> np.ndarray:
-        """Each row's first ``k`` candidate positions by rank (all when ``k`` is None).
-
-        Parameters
-        ----------
-        k : int or None, default=None
-            How many positions per row.
-
-        Returns
-        -------
-        order : ndarray of int64 of shape (n_queries, min(k, n_candidates))
-            For ranked lists ``0, 1, ...``; for the full pool the tools by descending
-            score, ties by registry index, NaN last.
-        """
+        """Each row's first ``k`` positions by rank (full pool: by score, ties by index)."""
         m = self.n_candidates
         k = m if k is None else min(int(k), m)
         if not self.is_full_pool:
@@ -317,50 +258,20 @@ class RankingBatch:
         return topk_rows(self.scores, k)
 
     def top(self, k) -> RankingBatch:
-        """The first ``k`` candidates of each query, as ranked lists: cutting to ``k``.
-
-        Parameters
-        ----------
-        k : int
-            Candidates kept per query (all of them when there are fewer).
-
-        Returns
-        -------
-        batch : RankingBatch
-        """
+        """The first ``k`` candidates of each query, as ranked lists: cutting to ``k``."""
         if not self.is_full_pool:
             k = min(int(k), self.n_candidates)
             return self.replace(candidates=self._candidates[:, :k], scores=self._scores[:, :k])
         return self.take(self.order(k))
 
     def ranked_indices(self, k=None) -> np.ndarray:
-        """Registry indices of each query's candidates, best first, first ``k`` per row.
-
-        Parameters
-        ----------
-        k : int or None, default=None
-            How many per row; ``None`` keeps them all.
-
-        Returns
-        -------
-        indices : ndarray of int64 of shape (n_queries, min(k, n_candidates))
-        """
+        """Registry indices of each query's candidates, best first, the first ``k``."""
         if self.is_full_pool:
             return self.order(k).copy()
         return self._candidates[:, :k].copy()
 
     def ranked_names(self, k=None) -> np.ndarray:
-        """Tool names of each query's candidates, best first, first ``k`` per row.
-
-        Parameters
-        ----------
-        k : int or None, default=None
-            How many per row; ``None`` keeps them all.
-
-        Returns
-        -------
-        names : ndarray of object of shape (n_queries, min(k, n_candidates))
-        """
+        """Tool names of each query's candidates, best first, the first ``k``."""
         return self.registry.names[self.ranked_indices(k)]
 
 
