@@ -25,6 +25,7 @@ from ._base import RankingStepMixin, check_relevant
 from ._embedding import _check_device
 from ._registry import UNKNOWN_RISK
 from ._scoring import HeadWeights
+from .metrics import ndcg_at_k
 
 __all__ = ["RiskAwareReranker", "DualHeadModule", "DualHeadNet"]
 
@@ -245,18 +246,6 @@ class _TripletBatches:
 # --------------------------------------------------------------------------------------------
 # Training
 # --------------------------------------------------------------------------------------------
-def _ndcg_rows(scores, candidates, relevant, k):
-    """Mean NDCG@k (binary gain) of score-ranked candidate rows; ties keep row order."""
-    order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
-    top = np.take_along_axis(candidates, order, axis=1)
-    disc = 1.0 / np.log2(np.arange(2, k + 2))
-    total = 0.0
-    for row, gold in zip(top, relevant, strict=True):
-        gain = np.isin(row, gold)
-        total += float(gain @ disc[: len(row)]) / float(disc[: min(k, len(gold))].sum())
-    return total / len(relevant)
-
-
 def _is_relevance_param(name: str) -> bool:
     return name.startswith(("rel_", "cos_"))
 
@@ -279,9 +268,11 @@ class _EarlyStopping(Callback):
     def score(self, net):
         rel = HeadWeights.from_module(net.module_).relevance(self.q_emb, self.t_emb,
                                                              self.candidates)
-        cand = (np.broadcast_to(np.arange(len(self.t_emb)), rel.shape)
-                if self.candidates is None else self.candidates)
-        return _ndcg_rows(rel, cand, self.relevant, self.k)
+        order = np.argsort(-rel, axis=1, kind="stable")[:, :self.k]
+        top = order if self.candidates is None else np.take_along_axis(self.candidates, order,
+                                                                       axis=1)
+        # The metric itself, over tool indices standing in for names.
+        return ndcg_at_k(top.astype(str), [set(map(str, g)) for g in self.relevant], k=self.k)
 
     def _keep(self, net, score, epoch):
         self.best_score_, self.best_epoch_, self.misses_ = score, epoch, 0
@@ -429,9 +420,8 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         Negatives per (query, gold tool) pair, drawn afresh every epoch.
     corpus_negatives : int, default=2
         How many of the ``n_negatives`` come from the whole registry; the rest are hard
-        negatives from the query's top ``hard_negative_pool`` candidates. Without corpus
-        negatives, heads trained on top-100 candidates rank the full pool poorly (tools
-        outside the top-100 were never seen as negatives); 2 of 5 works in both settings.
+        negatives from the query's top ``hard_negative_pool`` candidates (heads that never
+        saw a tool outside the top-100 rank the full pool poorly).
     hard_negative_pool : int, default=100
         Hard negatives come from this many best-scored candidates of the incoming batch.
     margin : float, default=0.1
@@ -445,12 +435,9 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     interaction_rank : int or None, default=32
         Query-tool interaction features of the residual head: ``(P_q e_q) * (P_t e_t)``
         with two learned ``interaction_rank``-dimensional projections, or, for ``None``,
-        the elementwise product ``e_q * e_t`` of the full embeddings. Scoring a pair
-        costs ``O(interaction_rank * hidden)`` instead of ``O(d * hidden)``: 32 scores a
-        full pool several times faster than ``None`` at d = 384, beat it by 0.024 NDCG@5
-        on UltraTool and stayed within 0.003 of it on Seal-Tools
-        (``benchmarks/results/head_ablation.md``). Ignored by the ``"concat"`` head, which
-        has no interaction features.
+        the elementwise product ``e_q * e_t``. A pair then costs ``O(interaction_rank *
+        hidden)`` instead of ``O(d * hidden)`` (``benchmarks/results/head_ablation.md``
+        measures the quality). Ignored by the ``"concat"`` head.
     validation_fraction : float, default=0.1
         Share of training queries held out for early stopping; 0 trains on all of them
         for exactly ``epochs`` epochs.
@@ -538,29 +525,11 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         "verbose": ["verbose"],
     }
 
-    def __init__(
-        self,
-        *,
-        risk_weight=0.1,
-        hidden=64,
-        epochs=10,
-        batch_size=64,
-        lr=1e-3,
-        n_negatives=5,
-        corpus_negatives=2,
-        hard_negative_pool=100,
-        margin=0.1,
-        risk_loss_weight=0.5,
-        relevance_head="residual",
-        interaction_rank=32,
-        validation_fraction=0.1,
-        patience=3,
-        k=5,
-        memory=None,
-        random_state=None,
-        device="cpu",
-        verbose=0,
-    ):
+    def __init__(self, *, risk_weight=0.1, hidden=64, epochs=10, batch_size=64, lr=1e-3,
+                 n_negatives=5, corpus_negatives=2, hard_negative_pool=100, margin=0.1,
+                 risk_loss_weight=0.5, relevance_head="residual", interaction_rank=32,
+                 validation_fraction=0.1, patience=3, k=5, memory=None, random_state=None,
+                 device="cpu", verbose=0):
         self.risk_weight = risk_weight
         self.hidden = hidden
         self.epochs = epochs

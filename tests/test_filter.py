@@ -431,8 +431,11 @@ def test_rule_filter_step_caches_the_tool_half_and_follows_changes(batch):
     other_emb /= np.linalg.norm(other_emb, axis=1, keepdims=True)
     other = RankingBatch.full_pool(reg, batch.query_embeddings, other_emb)
     np.testing.assert_array_equal(filt.rank(other), expected(other))
-    # Not pickled; a non-finite embedding of any tool is named, ranked or not.
+    # Not pickled, and pickling leaves the estimator's own cache alone (it once popped it
+    # from the live __dict__); a non-finite embedding of any tool is named, ranked or not.
+    cache = filt._tools
     assert "_tools" not in pickle.loads(pickle.dumps(filt)).__dict__
+    assert filt._tools is cache
     bad_emb = other_emb.copy()
     bad_emb[2, 0] = np.nan
     bad = RankingBatch(reg, batch.query_embeddings, bad_emb, np.array([[0, 1]] * 4),

@@ -30,9 +30,9 @@ from skriskrank._reranker import (
     MSG_TOO_FEW_QUERIES,
     DualHeadModule,
     DualHeadNet,
-    _ndcg_rows,
 )
 from skriskrank._scoring import HeadWeights
+from skriskrank.metrics import ndcg_at_k
 
 N_TOOLS, DIM, N_QUERIES = 24, 16, 40
 #: Small and fast: a handful of optimizer steps per epoch.
@@ -573,8 +573,9 @@ def test_early_stopping_keeps_the_best_validation_epoch(data, monkeypatch, head,
         assert rr.n_epochs_ - rr.best_epoch_ == 2
     # The weights kept are the ones that scored best.
     kept = rr.heads_.relevance(q_valid, batch.tool_embeddings)
-    every = np.broadcast_to(np.arange(len(batch.registry)), kept.shape)
-    assert _ndcg_rows(kept, every, rel_valid, rr.k) == pytest.approx(max(history), abs=1e-9)
+    top = batch.registry.names[np.argsort(-kept, axis=1, kind="stable")[:, :rr.k]]
+    gold = [set(batch.registry.names[g]) for g in rel_valid]
+    assert ndcg_at_k(top, gold, k=rr.k) == pytest.approx(max(history), abs=1e-9)
 
 
 def test_early_stopping_can_keep_the_untrained_start(data, monkeypatch):
@@ -594,16 +595,6 @@ def test_early_stopping_can_keep_the_untrained_start(data, monkeypatch):
         np.argsort(-rr.relevance_scores(batch), axis=1, kind="stable"),
         np.argsort(-batch.scores, axis=1, kind="stable"),
     )
-
-
-def test_ndcg_rows_matches_a_hand_computation():
-    scores = np.array([[0.9, 0.1, 0.5], [0.2, 0.3, 0.1]], dtype=np.float32)
-    cand = np.array([[4, 7, 2], [1, 0, 3]])
-    relevant = [np.array([2]), np.array([1, 3])]
-    # query 0: gold 2 at rank 2 -> 1/log2(3); query 1: gold 1 at rank 2, gold 3 at rank 3.
-    ideal1 = 1 + 1 / np.log2(3)
-    expected = (1 / np.log2(3) + (1 / np.log2(3) + 1 / np.log2(4)) / ideal1) / 2
-    assert _ndcg_rows(scores, cand, relevant, 3) == pytest.approx(expected)
 
 
 # --------------------------------------------------------------------------------------------
@@ -885,3 +876,16 @@ def test_tags():
     assert tags.target_tags.required is True
     assert tags.non_deterministic is True
     assert RiskAwareReranker(random_state=0).__sklearn_tags__().non_deterministic is False
+
+
+def test_early_stopping_uses_no_private_skorch_api(data, monkeypatch):
+    # It once called skorch's private EarlyStopping._calc_new_threshold.
+    from skorch.callbacks import EarlyStopping
+
+    def private(*args, **kwargs):
+        raise AssertionError("skorch's private EarlyStopping API was called")
+
+    monkeypatch.setattr(EarlyStopping, "_calc_new_threshold", private)
+    batch, y = data
+    rr = RiskAwareReranker(**{**FAST, "validation_fraction": 0.25}).fit(batch, y)
+    assert len(rr.validation_scores_) == rr.n_epochs_
