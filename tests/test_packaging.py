@@ -2,11 +2,12 @@
 
 import pathlib
 import re
-import tomllib
 
+import pytest
 from packaging.requirements import Requirement
 from packaging.version import Version
 
+tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 REQUIRES = {Requirement(r).name: Requirement(r) for r in PROJECT["dependencies"]}
