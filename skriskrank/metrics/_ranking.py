@@ -1,18 +1,9 @@
-"""Ranking quality and risk exposure of ranked tool lists.
-
-The seven metrics of *Risk-Aware Reranking for Agentic Tool Retrieval* (CIKM 2026). Each
-takes one ranked list of tool names per query and returns the mean over the queries as a plain
-``float``.
+"""Ranking quality and risk exposure of ranked tool lists (see :mod:`skriskrank.metrics`).
 
 Risk levels are ordinal, 1 (read-only) to 5 (large-scale harm). An unlabelled tool is never
-treated as safe: in a :class:`~skriskrank.ToolRegistry` it holds
-:data:`~skriskrank.UNKNOWN_RISK`, which compares above every real level, and in a plain
-mapping a ``None`` level means the same thing. A tool missing from a mapping altogether is an
-error, not a silent "safe". Only the levels a metric reads are looked up: those of each
-query's top-k tools and of its relevant tools.
-
-Every input problem raises a ValueError naming the offending item; the messages are the
-module's ``MSG_*`` constants.
+safe: a :class:`~skriskrank.ToolRegistry` holds :data:`~skriskrank.UNKNOWN_RISK` for it, above
+every real level, and a ``None`` level in a mapping means the same; a tool missing from a
+mapping is an error. Only the levels of each query's top-k and relevant tools are looked up.
 """
 
 from __future__ import annotations
@@ -71,6 +62,11 @@ MSG_RISK_MISSING = (
 
 
 # -- validation -------------------------------------------------------------------------------
+def _not_a_collection(x) -> bool:
+    # A bare string would iterate as single characters, a mapping as its keys.
+    return isinstance(x, (str, bytes, Mapping)) or not isinstance(x, Iterable)
+
+
 def _check_k(k) -> int:
     # bool is an Integral subclass, and k=True is a bug, not k=1.
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, Integral) or k < 1:
@@ -86,7 +82,7 @@ def _check_ranked(ranked) -> list[list[str]]:
             rows = list(ranked)
         else:
             raise ValueError(MSG_RANKED_NDIM.format(ndim=ranked.ndim))
-    elif isinstance(ranked, (str, bytes, Mapping)) or not isinstance(ranked, Iterable):
+    elif _not_a_collection(ranked):
         raise ValueError(MSG_RANKED_TYPE.format(type=type(ranked).__name__))
     else:
         rows = list(ranked)
@@ -95,7 +91,7 @@ def _check_ranked(ranked) -> list[list[str]]:
     out = []
     for i, row in enumerate(rows):
         if type(row) is not list:
-            if isinstance(row, (str, bytes, Mapping)) or not isinstance(row, Iterable):
+            if _not_a_collection(row):
                 raise ValueError(MSG_RANKED_ROW.format(i=i, value=row))
             row = row.tolist() if isinstance(row, np.ndarray) else list(row)
         out.append(row)
@@ -107,38 +103,27 @@ def _check_ranked(ranked) -> list[list[str]]:
         raise ValueError(MSG_RANKED_NAME.format(i=i, j=j, value=bad))
     for i, row in enumerate(out):
         if len(set(row)) != len(row):
-            seen: dict[str, int] = {}
-            for j, t in enumerate(row):
-                if t in seen:
-                    raise ValueError(
-                        MSG_DUPLICATE.format(i=i, name=t, first=seen[t], second=j)
-                    )
-                seen[t] = j
+            first: dict[str, int] = {}
+            j = next(j for j, t in enumerate(row) if first.setdefault(t, j) != j)
+            raise ValueError(MSG_DUPLICATE.format(i=i, name=row[j], first=first[row[j]], second=j))
     return out
 
 
 def _check_relevant(relevant, n_queries: int) -> list[frozenset]:
-    if isinstance(relevant, (str, bytes, Mapping)) or not isinstance(relevant, Iterable):
+    if _not_a_collection(relevant):
         raise ValueError(MSG_RELEVANT_TYPE.format(type=type(relevant).__name__))
     relevant = list(relevant)
     if len(relevant) != n_queries:
         raise ValueError(MSG_LENGTH.format(n_ranked=n_queries, n_relevant=len(relevant)))
     out = []
     for i, gold in enumerate(relevant):
-        # A bare string would silently iterate as single characters.
-        if isinstance(gold, (str, bytes, Mapping)) or not isinstance(gold, Iterable):
+        if _not_a_collection(gold):
             raise ValueError(MSG_RELEVANT_ENTRY.format(i=i, value=gold))
         gold = frozenset(gold.tolist() if isinstance(gold, np.ndarray) else gold)
         if not gold:
             raise ValueError(MSG_RELEVANT_ENTRY.format(i=i, value=set()))
         out.append(gold)
     return out
-
-
-def _check_risk_source(risk):
-    if not isinstance(risk, (ToolRegistry, Mapping)):
-        raise ValueError(MSG_RISK_TYPE.format(type=type(risk).__name__))
-    return risk
 
 
 def _risk_levels(risk, names: list[str]) -> np.ndarray:
@@ -253,7 +238,11 @@ def _run(ranked, relevant=_UNUSED, risk=_UNUSED, k=5) -> _PerQuery:
     k = _check_k(k)
     rows = _check_ranked(ranked)
     gold = None if relevant is _UNUSED else _check_relevant(relevant, len(rows))
-    return _PerQuery(rows, gold, None if risk is _UNUSED else _check_risk_source(risk), k)
+    if risk is _UNUSED:
+        risk = None
+    elif not isinstance(risk, (ToolRegistry, Mapping)):
+        raise ValueError(MSG_RISK_TYPE.format(type=type(risk).__name__))
+    return _PerQuery(rows, gold, risk, k)
 
 
 def _mean(values: np.ndarray) -> float:
@@ -281,10 +270,6 @@ def ndcg_at_k(ranked, relevant, *, k=5) -> float:
     score : float
         Mean NDCG@k over the queries, in [0, 1].
 
-    See Also
-    --------
-    sndcg_at_k : NDCG@k without credit for severe-risk tools.
-    sklearn.metrics.ndcg_score : The graded-relevance version over score matrices.
 
     Examples
     --------
@@ -313,9 +298,6 @@ def mrr(ranked, relevant) -> float:
     score : float
         Mean reciprocal rank, in [0, 1].
 
-    See Also
-    --------
-    ndcg_at_k : Rewards every relevant tool, not only the first.
 
     Examples
     --------
@@ -350,9 +332,6 @@ def sndcg_at_k(ranked, relevant, risk, *, k=5) -> float:
     score : float
         Mean sNDCG@k, in [0, 1].
 
-    See Also
-    --------
-    ndcg_at_k : The same without the risk gate.
 
     Examples
     --------
@@ -385,10 +364,6 @@ def rvr_at_k(ranked, risk, *, k=5) -> float:
     rate : float
         Mean RVR@k, in [0, 1].
 
-    See Also
-    --------
-    srr_at_k : The same for severe tools (risk >= 4).
-    safe_rvr_at_k : RVR@k over queries that need no risky tool.
 
     Examples
     --------
@@ -418,9 +393,6 @@ def srr_at_k(ranked, risk, *, k=5) -> float:
     rate : float
         Mean SRR@k, in [0, 1].
 
-    See Also
-    --------
-    rvr_at_k : The same for risky tools (risk >= 3).
 
     Examples
     --------
@@ -454,10 +426,6 @@ def safe_rvr_at_k(ranked, relevant, risk, *, k=5) -> float:
         Mean RVR@k over the safe queries, in [0, 1]; ``nan`` when no query is safe (0 would
         read as "perfectly safe" for a set that was never measured).
 
-    See Also
-    --------
-    rvr_at_k : Over all queries.
-    needrisk_hit_at_k : The complementary view over queries that do need a risky tool.
 
     Examples
     --------
@@ -492,9 +460,6 @@ def needrisk_hit_at_k(ranked, relevant, risk, *, k=5) -> float:
     rate : float
         Hit rate in [0, 1]; ``nan`` when no query needs a risky tool.
 
-    See Also
-    --------
-    safe_rvr_at_k : Exposure over the queries that need no risky tool.
 
     Examples
     --------

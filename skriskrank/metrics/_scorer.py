@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from numbers import Real
 
@@ -55,7 +56,6 @@ def _ranking_score(y_true, y_pred, *, metric, k, registry):
     return _mean(run.mrr(cutoff=k) if metric == "mrr" else getattr(run, metric)())
 
 
-
 def make_ranking_scorer(metric, *, k=5, registry=None):
     """A scikit-learn scorer for one of the paper's ranking metrics.
 
@@ -80,12 +80,11 @@ def make_ranking_scorer(metric, *, k=5, registry=None):
     -------
     scorer : callable
         ``scorer(estimator, X, y) -> float``. The lower-is-better metrics ``"rvr"``,
-        ``"srr"`` and ``"safe_rvr"`` return the **negated** value (the scikit-learn
-        convention: a scorer is always maximized), so ``cv_results_["mean_test_rvr"]`` holds
-        -RVR@k. ``"safe_rvr"`` and ``"needrisk_hit"`` return NaN on a test fold with no
-        eligible query; the metric is undefined there, and a made-up 0 would bias the mean.
-        GridSearchCV then warns that scores are non-finite and ranks the candidate last;
-        use folds large enough that every one holds safe and risk-needing queries.
+        ``"srr"`` and ``"safe_rvr"`` return the **negated** value (a scorer is always
+        maximized), so ``cv_results_["mean_test_rvr"]`` holds -RVR@k. ``"safe_rvr"`` and
+        ``"needrisk_hit"`` return NaN on a test fold with no eligible query (the metric is
+        undefined there; a made-up 0 would bias the mean): GridSearchCV then warns and ranks
+        the candidate last, so use folds that each hold safe and risk-needing queries.
 
     Raises
     ------
@@ -93,10 +92,6 @@ def make_ranking_scorer(metric, *, k=5, registry=None):
         For an unknown metric name (listing the valid ones), a bad ``k``, or a risk metric
         without a registry.
 
-    See Also
-    --------
-    best_under_risk_budget : A refit rule that trades NDCG against RVR.
-    ndcg_at_k, rvr_at_k : The metric functions behind the scorers.
 
     Examples
     --------
@@ -130,28 +125,23 @@ def make_ranking_scorer(metric, *, k=5, registry=None):
     )
 
 
+@dataclasses.dataclass(frozen=True)
 class _BestUnderRiskBudget:
     """The refit callable made by :func:`best_under_risk_budget`.
 
-    A module-level class (not a closure) so that a fitted search holding it pickles.
+    A module-level class (not a closure) so that a fitted search holding it pickles; the
+    dataclass gives it ``==`` and ``hash`` by value.
     """
 
-    def __init__(self, max_rvr: float, ndcg_key: str, rvr_key: str):
-        self.max_rvr = max_rvr
-        self.ndcg_key = ndcg_key
-        self.rvr_key = rvr_key
+    max_rvr: float
+    ndcg_key: str
+    rvr_key: str
 
     def __repr__(self) -> str:
         return (
             f"best_under_risk_budget({self.max_rvr!r}, ndcg_key={self.ndcg_key!r}, "
             f"rvr_key={self.rvr_key!r})"
         )
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, _BestUnderRiskBudget) and vars(self) == vars(other)
-
-    def __hash__(self) -> int:
-        return hash((self.max_rvr, self.ndcg_key, self.rvr_key))
 
     def _column(self, cv_results, name) -> np.ndarray:
         key = f"mean_test_{name}"
@@ -208,9 +198,6 @@ def best_under_risk_budget(max_rvr, *, ndcg_key="ndcg", rvr_key="rvr"):
         If ``max_rvr`` is not in [0, 1]. The returned callable raises ValueError when
         ``cv_results`` lacks one of the two columns, or when every RVR is NaN.
 
-    See Also
-    --------
-    make_ranking_scorer : The scorers whose results this reads.
 
     Notes
     -----
