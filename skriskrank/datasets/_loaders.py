@@ -45,9 +45,7 @@ MSG_BAD_QUERY = "{path}, line {line}: the query must be a non-empty string, got 
 MSG_BAD_GOLD = (
     "{path}, line {line}: {field!r} must be a non-empty list of gold tools, got {value!r}."
 )
-MSG_BAD_GOLD_ENTRY = (
-    "{path}, line {line}: gold tool entry {value!r} must be a {expected}."
-)
+MSG_BAD_GOLD_ENTRY = "{path}, line {line}: gold tool entry {value!r} must be a {expected}."
 MSG_UNKNOWN_GOLD = (
     "{path}, line {line}: gold tool(s) {tools} of query {query!r} not in the registry."
 )
@@ -214,14 +212,10 @@ class ToolRetrievalDataset:
         if bad.size:
             raise IndexError(MSG_SUBSET_RANGE.format(index=int(bad[0]), n=n))
         pos = [int(i) for i in idx]
+        domains = None if self.domains is None else [self.domains[i] for i in pos]
         return ToolRetrievalDataset(
-            name=self.name,
-            split=self.split,
-            registry=self.registry,
-            queries=[self.queries[i] for i in pos],
-            relevant=[self.relevant[i] for i in pos],
-            domains=None if self.domains is None else [self.domains[i] for i in pos],
-            query_ids=[self.query_ids[i] for i in pos],
+            self.name, self.split, self.registry, [self.queries[i] for i in pos],
+            [self.relevant[i] for i in pos], domains, [self.query_ids[i] for i in pos],
         )
 
 
@@ -302,9 +296,7 @@ def _gold_name(path: Path, lineno: int, entry, key: str | None) -> str:
     """A gold tool name: the entry itself (``key=None``) or its ``key`` field."""
     name = entry if key is None else entry.get(key) if isinstance(entry, dict) else None
     if not isinstance(name, str) or not name:
-        expected = (
-            "non-empty tool name" if key is None else f"object with a non-empty string {key!r}"
-        )
+        expected = f"object with a non-empty string {key!r}" if key else "non-empty tool name"
         raise ValueError(
             MSG_BAD_GOLD_ENTRY.format(path=path, line=lineno, value=entry, expected=expected)
         )
@@ -312,11 +304,7 @@ def _gold_name(path: Path, lineno: int, entry, key: str | None) -> str:
 
 
 def _query_lines(path: Path, registry, query_field: str, gold_field: str, key: str | None):
-    """Yield ``(line, object, query, gold tools)`` per line of a query JSONL, each checked.
-
-    The benchmark and the user-file loaders share it, so a malformed line is named the same
-    way by all of them.
-    """
+    """Yield ``(line, object, query, gold tools)`` per line of a query JSONL, each checked."""
     n = 0
     for lineno, obj in _read_jsonl(path):
         query = _field(path, lineno, obj, query_field)
@@ -349,9 +337,9 @@ def load_ultratool(data_dir: str | PathLike) -> ToolRetrievalDataset:
     Parameters
     ----------
     data_dir : str or path-like
-        A directory holding ``test.json`` (UltraTool's English test split, one JSON object
-        per line) and ``ultratool_risk_labels_resolved.json`` (the registry: ``{tool_name:
-        {"risk_level": 1..5, "description": str}}``), as laid out in ``shared/data/ultratool``.
+        A directory holding ``test.json`` (the English test split, one JSON object per line)
+        and ``ultratool_risk_labels_resolved.json`` (``{tool_name: {"risk_level": 1..5,
+        "description": str}}``), as laid out in ``shared/data/ultratool``.
 
     Returns
     -------
@@ -360,7 +348,8 @@ def load_ultratool(data_dir: str | PathLike) -> ToolRetrievalDataset:
         labels file's order; a label without a ``risk_level`` (or with ``null``) is unknown
         risk, never level 1. ``queries`` are the ``question`` fields, ``relevant`` the
         ``name`` of each entry of ``tools``, ``domains`` the ``domain`` field, and
-        ``query_ids`` ``"test-{i}"`` with ``i`` the query's 0-based position.
+        ``query_ids`` ``"test-{i}"`` with ``i`` the query's 0-based position. There is no
+        training split: cross-validate over :meth:`ToolRetrievalDataset.subset`.
 
     Raises
     ------
@@ -369,11 +358,6 @@ def load_ultratool(data_dir: str | PathLike) -> ToolRetrievalDataset:
     ValueError
         Naming the file and line of a malformed JSON line, an empty or non-string question, a
         missing or empty ``tools`` list, or a gold tool that is not in the registry.
-
-    Notes
-    -----
-    UltraTool has no public training split in this form: cross-validate over
-    :meth:`ToolRetrievalDataset.subset`.
 
     Examples
     --------
@@ -386,27 +370,14 @@ def load_ultratool(data_dir: str | PathLike) -> ToolRetrievalDataset:
     queries_path = _file(ULTRATOOL_QUERIES, data_dir)
     labels = _read_labels(labels_path)
     registry = _build_registry(
-        labels_path,
-        list(labels),
-        [label.get("description") for label in labels.values()],
+        labels_path, list(labels), [label.get("description") for label in labels.values()],
         [label.get("risk_level") for label in labels.values()],
     )
-    rows = [
-        (query, gold, _domain(queries_path, lineno, obj, required=True))
-        for lineno, obj, query, gold in _query_lines(
-            queries_path, registry, "question", "tools", "name"
-        )
-    ]
+    lines = _query_lines(queries_path, registry, "question", "tools", "name")
+    rows = [(q, gold, _domain(queries_path, n, obj, required=True)) for n, obj, q, gold in lines]
     queries, relevant, domains = map(list, zip(*rows, strict=True))
-    return ToolRetrievalDataset(
-        name="ultratool",
-        split="test",
-        registry=registry,
-        queries=queries,
-        relevant=relevant,
-        domains=domains,
-        query_ids=[f"test-{i}" for i in range(len(queries))],
-    )
+    ids = [f"test-{i}" for i in range(len(queries))]
+    return ToolRetrievalDataset("ultratool", "test", registry, queries, relevant, domains, ids)
 
 
 def _sealtools_registry(data_dir) -> ToolRegistry:
@@ -458,7 +429,8 @@ def load_sealtools(
         (:data:`skriskrank.UNKNOWN_RISK`, counted as high risk), never level 1. ``relevant``
         holds the distinct ``api`` names of ``calling``; ``query_ids`` the ``id`` field (the
         line number where it is missing). ``domains`` is ``None``: most queries call tools
-        of two or more top-level ``field`` values, so none is the query's domain.
+        of two or more top-level ``field`` values. There is no training split: train on
+        ``"dev"`` and evaluate on ``"test_in_domain"``.
 
     Raises
     ------
@@ -469,11 +441,6 @@ def load_sealtools(
         whose description differs from the first.
     FileNotFoundError
         Naming a missing directory or data file (``test_out_domain.jsonl`` is not in every copy).
-
-    Notes
-    -----
-    Seal-Tools has no public training split in this form: train on ``"dev"`` and evaluate on
-    ``"test_in_domain"``.
 
     Examples
     --------
@@ -487,22 +454,10 @@ def load_sealtools(
     # Check the query file before the costlier registry, so a missing split fails fast.
     queries_path = _file(f"{split}.jsonl", data_dir)
     registry = _sealtools_registry(data_dir)
-    rows = [
-        (query, gold, str(obj.get("id", f"{split}-line{lineno}")))
-        for lineno, obj, query, gold in _query_lines(
-            queries_path, registry, "query", "calling", "api"
-        )
-    ]
+    lines = _query_lines(queries_path, registry, "query", "calling", "api")
+    rows = [(q, gold, str(obj.get("id", f"{split}-line{n}"))) for n, obj, q, gold in lines]
     queries, relevant, ids = map(list, zip(*rows, strict=True))
-    return ToolRetrievalDataset(
-        name="sealtools",
-        split=split,
-        registry=registry,
-        queries=queries,
-        relevant=relevant,
-        domains=None,
-        query_ids=ids,
-    )
+    return ToolRetrievalDataset("sealtools", split, registry, queries, relevant, None, ids)
 
 
 # -- users' own files ---------------------------------------------------------------------------
@@ -665,11 +620,6 @@ def load_queries_jsonl(
         rows.append((query, gold, str(qid), domain))
     queries, relevant, ids, domains = map(list, zip(*rows, strict=True))
     return ToolRetrievalDataset(
-        name=path.stem if name is None else name,
-        split=split,
-        registry=registry,
-        queries=queries,
-        relevant=relevant,
-        domains=None if domains[0] is None else domains,
-        query_ids=ids,
+        path.stem if name is None else name, split, registry, queries, relevant,
+        None if domains[0] is None else domains, ids,
     )
