@@ -28,6 +28,8 @@ __all__ = [
     "srr_at_k",
 ]
 
+# The metrics' names, in ranking_report's order; each is a method of _PerQuery.
+_METRIC_NAMES = ("ndcg", "mrr", "sndcg", "rvr", "srr", "safe_rvr", "needrisk_hit")
 #: Tools at or above this level count as risky in RVR@k, Safe-RVR@k and NeedRisk-Hit@k.
 RISKY_LEVEL = 3
 #: Tools at or above this level count as severe in SRR@k and get no gain in sNDCG@k.
@@ -151,11 +153,7 @@ def _risk_levels(risk, names: list[str]) -> np.ndarray:
 
 # -- the shared computation -------------------------------------------------------------------
 class _PerQuery:
-    """Every metric's per-query values for one run, each computed once, on first use.
-
-    ``rows`` are checked ranked lists, ``gold`` checked relevant sets and ``risk`` a checked
-    risk source (or None when no metric that reads risk is asked for).
-    """
+    """Every metric's per-query values for one checked run, each computed once, on first use."""
 
     def __init__(self, rows, gold, risk, k):
         self.rows, self.gold, self.risk_source, self.k = rows, gold, risk, k
@@ -270,7 +268,6 @@ def ndcg_at_k(ranked, relevant, *, k=5) -> float:
     score : float
         Mean NDCG@k over the queries, in [0, 1].
 
-
     Examples
     --------
     >>> from skriskrank.metrics import ndcg_at_k
@@ -297,7 +294,6 @@ def mrr(ranked, relevant) -> float:
     -------
     score : float
         Mean reciprocal rank, in [0, 1].
-
 
     Examples
     --------
@@ -332,7 +328,6 @@ def sndcg_at_k(ranked, relevant, risk, *, k=5) -> float:
     score : float
         Mean sNDCG@k, in [0, 1].
 
-
     Examples
     --------
     >>> from skriskrank.metrics import sndcg_at_k
@@ -364,7 +359,6 @@ def rvr_at_k(ranked, risk, *, k=5) -> float:
     rate : float
         Mean RVR@k, in [0, 1].
 
-
     Examples
     --------
     >>> from skriskrank.metrics import rvr_at_k
@@ -392,7 +386,6 @@ def srr_at_k(ranked, risk, *, k=5) -> float:
     -------
     rate : float
         Mean SRR@k, in [0, 1].
-
 
     Examples
     --------
@@ -426,7 +419,6 @@ def safe_rvr_at_k(ranked, relevant, risk, *, k=5) -> float:
         Mean RVR@k over the safe queries, in [0, 1]; ``nan`` when no query is safe (0 would
         read as "perfectly safe" for a set that was never measured).
 
-
     Examples
     --------
     >>> from skriskrank.metrics import safe_rvr_at_k
@@ -459,7 +451,6 @@ def needrisk_hit_at_k(ranked, relevant, risk, *, k=5) -> float:
     -------
     rate : float
         Hit rate in [0, 1]; ``nan`` when no query needs a risky tool.
-
 
     Examples
     --------
@@ -507,19 +498,10 @@ def ranking_report(ranked, relevant, registry, *, k=5, as_frame=False):
     if not isinstance(as_frame, (bool, np.bool_)):
         raise ValueError(f"as_frame must be a bool, got {as_frame!r}.")
     run = _run(ranked, relevant, registry, k)
-    k = run.k
-    report = {
-        f"ndcg@{k}": _mean(run.ndcg()),
-        "mrr": _mean(run.mrr()),
-        f"sndcg@{k}": _mean(run.sndcg()),
-        f"rvr@{k}": _mean(run.rvr()),
-        f"srr@{k}": _mean(run.srr()),
-        f"safe_rvr@{k}": _mean(run.safe_rvr()),
-        f"needrisk_hit@{k}": _mean(run.needrisk_hit()),
-        "n_queries": len(run.rows),
-        "n_safe_queries": int(run.safe.sum()),
-        "n_needrisk_queries": int((~run.safe).sum()),
-    }
+    # MRR takes the whole lists, so its key has no cutoff.
+    report = {m if m == "mrr" else f"{m}@{run.k}": _mean(getattr(run, m)()) for m in _METRIC_NAMES}
+    report.update(n_queries=len(run.rows), n_safe_queries=int(run.safe.sum()),
+                  n_needrisk_queries=int((~run.safe).sum()))
     if as_frame:
         import pandas as pd
 
