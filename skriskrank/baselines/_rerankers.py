@@ -129,10 +129,6 @@ class MMRReranker(_BaselineStep):
     encoder_ : str
         The encoder identity seen in ``fit``.
 
-    Notes
-    -----
-    ``transform`` reorders the candidates and keeps their scores, like :class:`RuleFilter`.
-
     Examples
     --------
     >>> import numpy as np
@@ -168,7 +164,7 @@ class MMRReranker(_BaselineStep):
         Returns
         -------
         batch : RankingBatch
-            Candidates in MMR order with rank-derived scores.
+            The candidates in MMR order, each keeping its score (as :class:`RuleFilter`).
         """
         check_is_fitted(self)
         X = self._check_input(X, reset=False)
@@ -263,12 +259,9 @@ class BM25Reranker(_BaselineStep):
             import bm25s
         except ImportError as exc:
             raise ValueError(MSG_BM25_MISSING.format(error=exc)) from None
-        index = bm25s.BM25(k1=self.k1, b=self.b)
-        index.index(
-            bm25s.tokenize(X.registry.texts, stopwords="en", show_progress=False),
-            show_progress=False,
-        )
-        self.index_ = index
+        self.index_ = bm25s.BM25(k1=self.k1, b=self.b)
+        tokens = bm25s.tokenize(X.registry.texts, stopwords="en", show_progress=False)
+        self.index_.index(tokens, show_progress=False)
 
     def transform(self, X):
         """Replace the scores by BM25 scores.
@@ -397,16 +390,10 @@ class CrossEncoderReranker(_BaselineStep):
         """
         check_is_fitted(self)
         X = self._check_input(X, reset=False)
-        queries = _query_texts(self, X)
-        top = X.top(self.n_rerank)
-        texts = X.registry.texts
-        pairs = [(q, texts[t])
-                 for q, row in zip(queries, top.candidates, strict=True) for t in row]
-        ce_scores = np.asarray(
-            self._cross_encoder().predict(
-                pairs, batch_size=self.batch_size, show_progress_bar=False,
-                convert_to_numpy=True,
-            ),
-            dtype=np.float32,
-        ).reshape(top.n_queries, top.n_candidates, -1)[..., -1]
-        return top.with_scores(np.ascontiguousarray(ce_scores))
+        queries, top, texts = _query_texts(self, X), X.top(self.n_rerank), X.registry.texts
+        pairs = [(q, texts[t]) for q, ts in zip(queries, top.candidates, strict=True) for t in ts]
+        ce_scores = self._cross_encoder().predict(
+            pairs, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True)
+        # A model with several output labels scores a pair by its last one.
+        ce_scores = np.asarray(ce_scores, np.float32).reshape(top.n_queries, top.n_candidates, -1)
+        return top.with_scores(np.ascontiguousarray(ce_scores[..., -1]))
