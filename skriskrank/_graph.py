@@ -85,9 +85,10 @@ def _incidence(relevant_indices, n_tools: int) -> sp.csr_array:
     )
 
 
-def _upper_pairs_blockwise(F: np.ndarray, keep, rows_per_block: int):
+def _upper_pairs_blockwise(F: np.ndarray, keep, block_size):
     """``(i, j, F[i] @ F[j])`` for the pairs ``i < j`` that pass ``keep``, one band at a time."""
     n = len(F)
+    rows_per_block = _rows_per_block(n, block_size)
     out_i, out_j, out_v = [], [], []
     for s in range(0, n, rows_per_block):
         e = min(s + rows_per_block, n)
@@ -208,9 +209,7 @@ def build_tool_graph(
         norms = np.linalg.norm(En, axis=1, keepdims=True)
         # A zero embedding has no direction: it stays zero, with no semantic neighbours.
         np.divide(En, norms, out=En, where=norms > 0)
-        i, j, v = _upper_pairs_blockwise(
-            En, lambda b: b > semantic_threshold, _rows_per_block(n_tools, block_size)
-        )
+        i, j, v = _upper_pairs_blockwise(En, lambda b: b > semantic_threshold, block_size)
         # A non-positive cosine above a negative threshold adds nothing: no edge.
         pos = v > 0
         terms["semantic"] = (i[pos], j[pos], _W_SEM * v[pos].astype(np.float64))
@@ -220,9 +219,7 @@ def build_tool_graph(
             holders = np.flatnonzero(P.any(axis=1))
             # Small integers are exact in float32, and float32 products use BLAS.
             i, j, v = _upper_pairs_blockwise(
-                P[holders].astype(np.float32),
-                lambda b: b > 0.5,
-                _rows_per_block(len(holders), block_size),
+                P[holders].astype(np.float32), lambda b: b > 0.5, block_size
             )
             i, j = holders[i], holders[j]
             m = np.rint(v)
@@ -378,12 +375,8 @@ class GraphSmoother(RankingStepMixin, TransformerMixin, BaseEstimator):
         relevant = check_relevant(y, X.registry, X.n_queries)
         # build_tool_graph checks edge_types and permission_edges.
         self.graph_, self.edge_counts_ = build_tool_graph(
-            X.registry,
-            X.tool_embeddings,
-            relevant,
-            edge_types=self.edge_types,
-            min_cooccurrence=self.min_cooccurrence,
-            semantic_threshold=self.semantic_threshold,
+            X.registry, X.tool_embeddings, relevant, edge_types=self.edge_types,
+            min_cooccurrence=self.min_cooccurrence, semantic_threshold=self.semantic_threshold,
             permission_edges=self.permission_edges,
         )
         self.n_edges_ = int(self.graph_.nnz // 2)
