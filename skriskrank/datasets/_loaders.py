@@ -232,23 +232,21 @@ def _file(path, directory=None) -> Path:
     return path
 
 
-def _read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
-    """Yield ``(line_number, object)`` per non-blank line, 1-based as editors count."""
+def _read_jsonl(path: Path) -> Iterator[tuple[dict, dict]]:
+    """Yield ``(at, object)`` per non-blank line; ``at`` is ``{"path", "line"}`` (1-based)."""
     with path.open(encoding="utf-8") as f:
         for lineno, line in enumerate(f, start=1):
             if not line.strip():
                 continue
+            # Every message about a line starts "{path}, line {line}: ".
+            at = {"path": path, "line": lineno}
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as err:
-                raise ValueError(
-                    MSG_BAD_JSON.format(path=path, line=lineno, error=err.msg)
-                ) from None
+                raise ValueError(MSG_BAD_JSON.format(**at, error=err.msg)) from None
             if not isinstance(obj, dict):
-                raise ValueError(
-                    MSG_NOT_AN_OBJECT.format(path=path, line=lineno, type=type(obj).__name__)
-                )
-            yield lineno, obj
+                raise ValueError(MSG_NOT_AN_OBJECT.format(**at, type=type(obj).__name__))
+            yield at, obj
 
 
 def _read_labels(path: Path) -> dict[str, dict]:
@@ -273,59 +271,49 @@ def _build_registry(path: Path, names, descriptions, risk, permissions=None, **k
         raise ValueError(MSG_BAD_REGISTRY.format(path=path, error=err)) from None
 
 
-def _field(path: Path, lineno: int, obj: dict, field: str):
+def _field(at: dict, obj: dict, field: str):
     if field not in obj:
-        raise ValueError(MSG_MISSING_FIELD.format(path=path, line=lineno, field=field))
+        raise ValueError(MSG_MISSING_FIELD.format(**at, field=field))
     return obj[field]
 
 
-def _bad_field(path: Path, lineno: int, field: str, expected: str, value) -> ValueError:
-    return ValueError(
-        MSG_BAD_FIELD.format(path=path, line=lineno, field=field, expected=expected, value=value)
-    )
+def _bad_field(at: dict, field: str, expected: str, value) -> ValueError:
+    return ValueError(MSG_BAD_FIELD.format(**at, field=field, expected=expected, value=value))
 
 
-def _domain(path: Path, lineno: int, obj: dict, *, required: bool) -> str | None:
+def _domain(at: dict, obj: dict, *, required: bool) -> str | None:
     domain = obj.get("domain")
     if (required or domain is not None) and (not isinstance(domain, str) or not domain):
-        raise _bad_field(path, lineno, "domain", "non-empty string", domain)
+        raise _bad_field(at, "domain", "non-empty string", domain)
     return domain
 
 
-def _gold_name(path: Path, lineno: int, entry, key: str | None) -> str:
+def _gold_name(at: dict, entry, key: str | None) -> str:
     """A gold tool name: the entry itself (``key=None``) or its ``key`` field."""
     name = entry if key is None else entry.get(key) if isinstance(entry, dict) else None
     if not isinstance(name, str) or not name:
         expected = f"object with a non-empty string {key!r}" if key else "non-empty tool name"
-        raise ValueError(
-            MSG_BAD_GOLD_ENTRY.format(path=path, line=lineno, value=entry, expected=expected)
-        )
+        raise ValueError(MSG_BAD_GOLD_ENTRY.format(**at, value=entry, expected=expected))
     return name
 
 
 def _query_lines(path: Path, registry, query_field: str, gold_field: str, key: str | None):
-    """Yield ``(line, object, query, gold tools)`` per line of a query JSONL, each checked."""
+    """Yield ``(at, object, query, gold tools)`` per line of a query JSONL, each checked."""
     n = 0
-    for lineno, obj in _read_jsonl(path):
-        query = _field(path, lineno, obj, query_field)
+    for at, obj in _read_jsonl(path):
+        query = _field(at, obj, query_field)
         if not isinstance(query, str) or not query.strip():
-            raise ValueError(MSG_BAD_QUERY.format(path=path, line=lineno, value=query))
+            raise ValueError(MSG_BAD_QUERY.format(**at, value=query))
         query = query.strip()
-        entries = _field(path, lineno, obj, gold_field)
+        entries = _field(at, obj, gold_field)
         if not isinstance(entries, list) or not entries:
-            raise ValueError(
-                MSG_BAD_GOLD.format(path=path, line=lineno, field=gold_field, value=entries)
-            )
-        gold = frozenset(_gold_name(path, lineno, e, key) for e in entries)
-        missing = sorted(g for g in gold if g not in registry)
+            raise ValueError(MSG_BAD_GOLD.format(**at, field=gold_field, value=entries))
+        gold = frozenset(_gold_name(at, e, key) for e in entries)
+        missing = ", ".join(map(repr, sorted(g for g in gold if g not in registry)))
         if missing:
-            raise ValueError(
-                MSG_UNKNOWN_GOLD.format(
-                    path=path, line=lineno, tools=", ".join(map(repr, missing)), query=query
-                )
-            )
+            raise ValueError(MSG_UNKNOWN_GOLD.format(**at, tools=missing, query=query))
         n += 1
-        yield lineno, obj, query, gold
+        yield at, obj, query, gold
     if not n:
         raise ValueError(MSG_NO_QUERIES.format(path=path))
 
@@ -374,7 +362,7 @@ def load_ultratool(data_dir: str | PathLike) -> ToolRetrievalDataset:
         [label.get("risk_level") for label in labels.values()],
     )
     lines = _query_lines(queries_path, registry, "question", "tools", "name")
-    rows = [(q, gold, _domain(queries_path, n, obj, required=True)) for n, obj, q, gold in lines]
+    rows = [(q, gold, _domain(at, obj, required=True)) for at, obj, q, gold in lines]
     queries, relevant, domains = map(list, zip(*rows, strict=True))
     ids = [f"test-{i}" for i in range(len(queries))]
     return ToolRetrievalDataset("ultratool", "test", registry, queries, relevant, domains, ids)
@@ -384,20 +372,13 @@ def _sealtools_registry(data_dir) -> ToolRegistry:
     tools_path = _file(SEALTOOLS_TOOLS, data_dir)
     labels = _read_labels(_file(SEALTOOLS_LABELS, data_dir))
     first: dict[str, tuple[int, str]] = {}
-    for lineno, obj in _read_jsonl(tools_path):
-        name = _field(tools_path, lineno, obj, "api_name")
-        desc = _field(tools_path, lineno, obj, "api_description")
-        if name in first:
-            # An exact repeat is the same tool listed twice: keep the first. A repeat that
-            # disagrees would make the gold name ambiguous, so it is an error.
-            if desc != first[name][1]:
-                raise ValueError(
-                    MSG_CONFLICTING_TOOL.format(
-                        path=tools_path, line=lineno, name=name, first=first[name][0]
-                    )
-                )
-            continue
-        first[name] = (lineno, desc)
+    for at, obj in _read_jsonl(tools_path):
+        name, desc = _field(at, obj, "api_name"), _field(at, obj, "api_description")
+        # An exact repeat is the same tool listed twice: keep the first. A repeat that
+        # disagrees would make the gold name ambiguous, so it is an error.
+        line, first_desc = first.setdefault(name, (at["line"], desc))
+        if desc != first_desc:
+            raise ValueError(MSG_CONFLICTING_TOOL.format(**at, name=name, first=line))
     if not first:
         raise ValueError(MSG_BAD_REGISTRY.format(path=tools_path, error=MSG_NO_TOOLS))
     # A tool without a label gets None, which the registry stores as unknown (high) risk.
@@ -455,7 +436,7 @@ def load_sealtools(
     queries_path = _file(f"{split}.jsonl", data_dir)
     registry = _sealtools_registry(data_dir)
     lines = _query_lines(queries_path, registry, "query", "calling", "api")
-    rows = [(q, gold, str(obj.get("id", f"{split}-line{n}"))) for n, obj, q, gold in lines]
+    rows = [(q, g, str(obj.get("id", f"{split}-line{at['line']}"))) for at, obj, q, g in lines]
     queries, relevant, ids = map(list, zip(*rows, strict=True))
     return ToolRetrievalDataset("sealtools", split, registry, queries, relevant, None, ids)
 
@@ -610,13 +591,13 @@ def load_queries_jsonl(
     """
     path = _file(path)
     rows = []
-    for lineno, obj, query, gold in _query_lines(path, registry, "query", "relevant", None):
-        qid = obj.get("id", f"line{lineno}")
+    for at, obj, query, gold in _query_lines(path, registry, "query", "relevant", None):
+        qid = obj.get("id", f"line{at['line']}")
         if not isinstance(qid, (str, int)) or isinstance(qid, bool):
-            raise _bad_field(path, lineno, "id", "string", qid)
-        domain = _domain(path, lineno, obj, required=False)
+            raise _bad_field(at, "id", "string", qid)
+        domain = _domain(at, obj, required=False)
         if rows and (domain is None) != (rows[0][3] is None):
-            raise ValueError(MSG_MIXED_DOMAINS.format(path=path, line=lineno))
+            raise ValueError(MSG_MIXED_DOMAINS.format(**at))
         rows.append((query, gold, str(qid), domain))
     queries, relevant, ids, domains = map(list, zip(*rows, strict=True))
     return ToolRetrievalDataset(
