@@ -1,8 +1,6 @@
 """The demo tool catalogue and labelled queries that ship inside the package.
 
-``skriskrank demo`` and the examples run on this data with no network and no files: 202
-agent tools over ten domains, each with a risk level under the paper's five-level rubric, a
-one-line rationale and explicit permission categories, and 564 queries with gold tools.
+``skriskrank demo`` and the examples run on this data with no network and no files.
 """
 
 from __future__ import annotations

@@ -77,17 +77,12 @@ def _check_k(k) -> int:
 
 
 def _check_ranked(ranked) -> list[list[str]]:
-    if isinstance(ranked, np.ndarray):
-        if ranked.ndim == 2:
-            rows = ranked.tolist()
-        elif ranked.ndim == 1:
-            rows = list(ranked)
-        else:
-            raise ValueError(MSG_RANKED_NDIM.format(ndim=ranked.ndim))
-    elif _not_a_collection(ranked):
+    is_array = isinstance(ranked, np.ndarray)
+    if is_array and ranked.ndim not in (1, 2):
+        raise ValueError(MSG_RANKED_NDIM.format(ndim=ranked.ndim))
+    if _not_a_collection(ranked):
         raise ValueError(MSG_RANKED_TYPE.format(type=type(ranked).__name__))
-    else:
-        rows = list(ranked)
+    rows = ranked.tolist() if is_array and ranked.ndim == 2 else list(ranked)
     if not rows:
         raise ValueError(MSG_EMPTY_RANKED)
     out = []
