@@ -124,9 +124,7 @@ _DIGEST = hashlib.sha1().digest_size
 class _EmbeddingStore:
     """Embeddings of one encoder, keyed by text, in memory and optionally on disk.
 
-    The disk holds one ``shard-*.npz`` per encode call, so concurrent processes
-    (GridSearchCV workers) never write the same file. ``shared`` holds arrays derived from
-    the embeddings (a registry's tool matrix), under the same lock.
+    ``shared`` holds arrays derived from them (a registry's tool matrix), under the same lock.
     """
 
     def __init__(self, model_id: str, directory: str | None):
@@ -185,6 +183,8 @@ class _EmbeddingStore:
                 self.n_encoded += len(missing)
                 self._append(missing, emb)
                 if self.dir is not None:
+                    # One shard per call: concurrent processes (GridSearchCV workers) never
+                    # write the same file.
                     tmp = self.dir / f".tmp-{uuid.uuid4().hex}.npz"
                     hashes = np.array(self._hash(missing), dtype=f"S{_DIGEST}")
                     np.savez(tmp, hashes=hashes, embeddings=emb)
@@ -273,16 +273,8 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         "show_progress_bar": ["boolean", None],
     }
 
-    def __init__(
-        self,
-        registry=None,
-        *,
-        model=None,
-        batch_size=64,
-        cache=True,
-        device="cpu",
-        show_progress_bar=None,
-    ):
+    def __init__(self, registry=None, *, model=None, batch_size=64, cache=True, device="cpu",
+                 show_progress_bar=None):
         self.registry = registry
         self.model = model
         self.batch_size = batch_size

@@ -104,17 +104,10 @@ def _upper_pairs_blockwise(F: np.ndarray, keep, block_size):
     return np.concatenate(out_i), np.concatenate(out_j), np.concatenate(out_v)
 
 
-def build_tool_graph(
-    registry,
-    tool_embeddings,
-    relevant_indices,
-    *,
-    edge_types: Sequence[str] = EDGE_TYPES,
-    min_cooccurrence: int = 2,
-    semantic_threshold: float = 0.65,
-    permission_edges: str = "all",
-    block_size: int | None = None,
-) -> tuple[sp.csr_array, dict[str, int]]:
+def build_tool_graph(registry, tool_embeddings, relevant_indices, *,
+                     edge_types: Sequence[str] = EDGE_TYPES, min_cooccurrence: int = 2,
+                     semantic_threshold: float = 0.65, permission_edges: str = "all",
+                     block_size: int | None = None) -> tuple[sp.csr_array, dict[str, int]]:
     """Build the paper's normalized ToolGraph over a registry.
 
     The raw weight of a pair of tools ``i != j`` is the sum of the enabled terms
@@ -249,11 +242,10 @@ def build_tool_graph(
 
 
 def _smooth(graph: sp.csr_array, candidates, scores, alpha: float):
-    """``(h0 + h1) / 2`` on each query's induced candidate subgraph, as float32.
+    """``(h0 + h1) / 2 = (1 - alpha/2) h0 + alpha/2 h0 A^T`` per query, as float32.
 
-    With ``h1 = (1 - alpha) h0 + alpha h0 A^T`` this is ``(1 - alpha/2) h0 + alpha/2 h0 A^T``,
-    and ``h0 A^T`` is zero wherever a candidate has no neighbour among the candidates.
-    ``candidates`` is None for the full pool.
+    ``h0 A^T`` sums over each candidate's neighbours among the candidates (all, for
+    ``candidates=None``, the full pool).
     """
     keep = np.float64(1.0 - alpha / 2)
     if alpha == 0:
@@ -284,8 +276,7 @@ class GraphSmoother(RankingStepMixin, TransformerMixin, BaseEstimator):
 "risk")
         The edge types that contribute to the graph. An empty tuple gives no edges.
     min_cooccurrence : int, default=2
-        Fewest training queries in which two tools must both be gold for a co-occurrence
-        edge.
+        Fewest training queries two tools must share as gold for a co-occurrence edge.
     semantic_threshold : float, default=0.65
         Cosine a pair must exceed for a semantic edge; see :func:`build_tool_graph`.
     permission_edges : {"all", "linked"}, default="all"
@@ -338,16 +329,8 @@ class GraphSmoother(RankingStepMixin, TransformerMixin, BaseEstimator):
         "k": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(
-        self,
-        *,
-        alpha=0.2,
-        edge_types=EDGE_TYPES,
-        min_cooccurrence=2,
-        semantic_threshold=0.65,
-        permission_edges="all",
-        k=5,
-    ):
+    def __init__(self, *, alpha=0.2, edge_types=EDGE_TYPES, min_cooccurrence=2,
+                 semantic_threshold=0.65, permission_edges="all", k=5):
         self.alpha = alpha
         self.edge_types = edge_types
         self.min_cooccurrence = min_cooccurrence

@@ -37,7 +37,6 @@ class _BaselineStep(RankingStepMixin, TransformerMixin, BaseEstimator):
     """A baseline step: nothing is learned from ``y``."""
 
 
-# --------------------------------------------------------------------------------------------
 class RiskPenaltyReranker(_BaselineStep):
     """Subtract a fixed penalty per audited risk level from the current scores.
 
@@ -106,7 +105,6 @@ class RiskPenaltyReranker(_BaselineStep):
         return X.with_scores((X.scores - penalty[X.candidates]).astype(np.float32))
 
 
-# --------------------------------------------------------------------------------------------
 class MMRReranker(_BaselineStep):
     """Maximal marginal relevance over the current scores (Carbonell and Goldstein, 1998).
 
@@ -196,7 +194,6 @@ class MMRReranker(_BaselineStep):
         return X.take(np.take_along_axis(positions, cols, axis=1))
 
 
-# --------------------------------------------------------------------------------------------
 def _query_texts(step, X) -> list[str]:
     if X.queries is None:
         raise ValueError(MSG_NO_QUERY_TEXT.format(step=type(step).__name__))
@@ -291,7 +288,6 @@ class BM25Reranker(_BaselineStep):
         return X.with_scores(np.take_along_axis(full, X.candidates, axis=1))
 
 
-# --------------------------------------------------------------------------------------------
 class CrossEncoderReranker(_BaselineStep):
     """Rescore each query's top candidates with a ``sentence_transformers.CrossEncoder``.
 

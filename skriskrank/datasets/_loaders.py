@@ -106,11 +106,9 @@ class ToolRetrievalDataset:
     relevant : list of frozenset of str
         The gold tool names of each query; never empty, always in ``registry``.
     domains : list of str or None, default=None
-        One domain per query where the benchmark has one (UltraTool's ``domain``), else
-        ``None``.
+        One domain per query where the benchmark has one (UltraTool's ``domain``).
     query_ids : list of str or None, default=None
-        Stable query identifiers, kept by a subset. ``None`` numbers the queries ``"0"``,
-        ``"1"``, ...
+        Stable query identifiers, kept by a subset; ``None`` numbers the queries from "0".
 
     Examples
     --------
@@ -143,9 +141,8 @@ class ToolRetrievalDataset:
         queries = list(self.queries)
         relevant = [frozenset(g) for g in self.relevant]
         domains = None if self.domains is None else list(self.domains)
-        ids = [str(i) for i in range(len(queries))] if self.query_ids is None else list(
-            self.query_ids
-        )
+        ids = self.query_ids
+        ids = list(map(str, range(len(queries)))) if ids is None else list(ids)
         counts = {"relevant": len(relevant), "query_ids": len(ids)}
         if domains is not None:
             counts["domains"] = len(domains)
@@ -200,9 +197,8 @@ class ToolRetrievalDataset:
         n = len(self)
         if idx.dtype == bool:
             if idx.size != n:
-                raise ValueError(
-                    MSG_SUBSET_INDICES.format(got=f"a mask of {idx.size} entries for {n}")
-                )
+                got = f"a mask of {idx.size} entries for {n}"
+                raise ValueError(MSG_SUBSET_INDICES.format(got=got))
             idx = np.flatnonzero(idx)
         elif idx.size == 0:
             idx = idx.astype(np.int64)
@@ -386,9 +382,8 @@ def _sealtools_registry(data_dir) -> ToolRegistry:
     return _build_registry(tools_path, list(first), [d for _, d in first.values()], risk)
 
 
-def load_sealtools(
-    data_dir: str | PathLike, split: str = "test_in_domain"
-) -> ToolRetrievalDataset:
+def load_sealtools(data_dir: str | PathLike,
+                   split: str = "test_in_domain") -> ToolRetrievalDataset:
     """Load one Seal-Tools split with the paper's released risk labels.
 
     Parameters
@@ -539,13 +534,8 @@ def _csv_permissions(path: Path, lineno: int, name: str, cell) -> list[str] | No
     return perms
 
 
-def load_queries_jsonl(
-    path: str | PathLike,
-    registry: ToolRegistry,
-    *,
-    name: str | None = None,
-    split: str = "custom",
-) -> ToolRetrievalDataset:
+def load_queries_jsonl(path: str | PathLike, registry: ToolRegistry, *, name: str | None = None,
+                       split: str = "custom") -> ToolRetrievalDataset:
     """Load a user's queries and gold tools over a registry.
 
     Parameters

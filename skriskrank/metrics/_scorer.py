@@ -39,10 +39,7 @@ MSG_NO_FINITE_RVR = (
 
 
 def _ranking_score(y_true, y_pred, *, metric, k, registry):
-    """``make_scorer`` target: one metric of ``y_pred`` (ranked names) against ``y_true``.
-
-    Module level so that a pickled scorer, or a search holding one, loads again.
-    """
+    """One metric of ``y_pred`` (ranked names) against ``y_true``; module level, so it pickles."""
     run = _run(y_pred, y_true, k=k) if metric in _NO_RISK else _run(y_pred, y_true, registry, k)
     # predict returns only the top k, so the scorer's MRR is MRR@k by construction; cut at
     # k explicitly so that the result does not depend on the estimator's own k.
@@ -116,11 +113,7 @@ def make_ranking_scorer(metric, *, k=5, registry=None):
 
 @dataclasses.dataclass(frozen=True)
 class _BestUnderRiskBudget:
-    """The refit callable made by :func:`best_under_risk_budget`.
-
-    A module-level class (not a closure) so that a fitted search holding it pickles; the
-    dataclass gives it ``==`` and ``hash`` by value.
-    """
+    """The refit rule; a module-level class (not a closure), so a search holding it pickles."""
 
     max_rvr: float
     ndcg_key: str
