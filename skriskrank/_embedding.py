@@ -183,12 +183,11 @@ class _EmbeddingStore:
                 self.n_encoded += len(missing)
                 self._append(missing, emb)
                 if self.dir is not None:
-                    # One shard per call: concurrent processes (GridSearchCV workers) never
-                    # write the same file.
+                    # A new shard per call, renamed into place (os.replace is atomic): concurrent
+                    # processes never write the same file, nor read half of one.
                     tmp = self.dir / f".tmp-{uuid.uuid4().hex}.npz"
                     hashes = np.array(self._hash(missing), dtype=f"S{_DIGEST}")
                     np.savez(tmp, hashes=hashes, embeddings=emb)
-                    # os.replace is atomic: a concurrent reader never sees a half-written shard.
                     os.replace(tmp, self.dir / f"shard-{uuid.uuid4().hex}.npz")
             return self.buf[np.fromiter((self.index[t] for t in texts), np.int64, len(texts))]
 
@@ -201,7 +200,7 @@ def _store(model_id: str, cache) -> _EmbeddingStore:
     key = (model_id, None if directory is None else str(Path(directory).expanduser().resolve()))
     with _LOCK:
         if key not in _STORES:
-            _STORES[key] = _EmbeddingStore(model_id, None if directory is None else key[1])
+            _STORES[key] = _EmbeddingStore(*key)
         return _STORES[key]
 
 

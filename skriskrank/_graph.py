@@ -303,8 +303,7 @@ class GraphSmoother(RankingStepMixin, TransformerMixin, BaseEstimator):
     >>> import numpy as np
     >>> from skriskrank import GraphSmoother, RankingBatch, ToolRegistry
     >>> reg = ToolRegistry.from_records(
-    ...     [{"name": n, "description": n + " tool", "risk": r}
-    ...      for n, r in [("a", 1), ("b", 1), ("c", 1)]])
+    ...     [{"name": n, "description": n + " tool", "risk": 1} for n in "abc"])
     >>> emb = np.eye(3, dtype=np.float32)
     >>> train = RankingBatch.full_pool(reg, emb[:2], emb)
     >>> smoother = GraphSmoother(alpha=0.5).fit(train, [{"a", "b"}, {"a", "b"}])
@@ -315,8 +314,6 @@ class GraphSmoother(RankingStepMixin, TransformerMixin, BaseEstimator):
     [[1.0, 0.0, 0.0]]
     >>> smoother.transform(batch).scores.tolist()
     [[0.75, 0.25, 0.0]]
-    >>> smoother.predict(batch).tolist()
-    [['a', 'b', 'c']]
     """
 
     _requires_y = True

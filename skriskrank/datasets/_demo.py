@@ -132,21 +132,15 @@ def _load(tools_file, queries_file) -> DemoData:
         )
     for name, domain, rationale in zip(df["name"], df["domain"], df["rationale"], strict=True):
         if domain not in DEMO_DOMAINS:
-            raise ValueError(
-                MSG_BAD_TOOL_DOMAIN.format(
-                    file=tname, name=name, domain=domain, allowed=list(DEMO_DOMAINS)
-                )
-            )
+            raise ValueError(MSG_BAD_TOOL_DOMAIN.format(
+                file=tname, name=name, domain=domain, allowed=list(DEMO_DOMAINS)))
         if not rationale.strip():
             raise ValueError(MSG_EMPTY_RATIONALE.format(file=tname, name=name))
     # Every demo tool is labelled, so a blank or non-integer risk cell stays a string that the
     # registry rejects by tool name instead of becoming an unknown level.
     risk = [int(r) if r.strip().isdigit() else r for r in df["risk"]]
     perms = [[] if p.strip().lower() in _NO_PERMISSIONS else p for p in df["permissions"]]
-    registry = ToolRegistry.from_frame(pd.DataFrame({
-        "name": df["name"], "description": df["description"],
-        "risk": pd.Series(risk, dtype=object), "permissions": pd.Series(perms, dtype=object),
-    }))
+    registry = ToolRegistry(df["name"].tolist(), df["description"].tolist(), risk, perms)
     # The user-file loader, so that a malformed line is named the same way.
     queries = load_queries_jsonl(queries_file, registry, name="demo", split="all")
     if queries.domains is None:
