@@ -14,12 +14,8 @@ import numpy as np
 from .._registry import PERMISSION_CATEGORIES, ToolRegistry
 
 __all__ = [
-    "SEALTOOLS_SPLITS",
-    "ToolRetrievalDataset",
-    "load_queries_jsonl",
-    "load_registry_csv",
-    "load_sealtools",
-    "load_ultratool",
+    "SEALTOOLS_SPLITS", "ToolRetrievalDataset", "load_queries_jsonl", "load_registry_csv",
+    "load_sealtools", "load_ultratool",
 ]
 
 #: The Seal-Tools splits :func:`load_sealtools` accepts. ``test_out_domain`` is upstream's
@@ -484,27 +480,25 @@ def load_registry_csv(path: str | PathLike, *, permission_keywords=None) -> Tool
         reader = csv.DictReader(f)
         header = [h.strip() for h in (reader.fieldnames or [])]
         if not {"name", "description"} <= set(header):
-            raise ValueError(
-                MSG_CSV_COLUMNS.format(path=path, required=["name", "description"], header=header)
-            )
+            required = ["name", "description"]
+            raise ValueError(MSG_CSV_COLUMNS.format(path=path, required=required, header=header))
         reader.fieldnames = header
         names, descriptions, risks, perms = [], [], [], []
         for row in reader:
             # DictReader counts physical lines, so quoted multi-line cells keep numbers right.
-            lineno = reader.line_num
+            at = {"path": path, "line": reader.line_num}
             name = (row.get("name") or "").strip()
             names.append(name)
             descriptions.append((row.get("description") or "").strip())
-            risks.append(_csv_risk(path, lineno, name, row.get("risk")))
-            perms.append(_csv_permissions(path, lineno, name, row.get("permissions")))
+            risks.append(_csv_risk(at, name, row.get("risk")))
+            perms.append(_csv_permissions(at, name, row.get("permissions")))
     if not names:
         raise ValueError(MSG_BAD_REGISTRY.format(path=path, error=MSG_NO_TOOLS))
-    return _build_registry(
-        path, names, descriptions, risks, perms, permission_keywords=permission_keywords
-    )
+    return _build_registry(path, names, descriptions, risks, perms,
+                           permission_keywords=permission_keywords)
 
 
-def _csv_risk(path: Path, lineno: int, name: str, cell) -> int | None:
+def _csv_risk(at: dict, name: str, cell) -> int | None:
     cell = (cell or "").strip()
     if not cell:
         return None
@@ -513,11 +507,11 @@ def _csv_risk(path: Path, lineno: int, name: str, cell) -> int | None:
     except ValueError:
         value = 0
     if not 1 <= value <= 5:
-        raise ValueError(MSG_CSV_RISK.format(path=path, line=lineno, name=name, value=cell))
+        raise ValueError(MSG_CSV_RISK.format(**at, name=name, value=cell))
     return value
 
 
-def _csv_permissions(path: Path, lineno: int, name: str, cell) -> list[str] | None:
+def _csv_permissions(at: dict, name: str, cell) -> list[str] | None:
     cell = (cell or "").strip()
     if not cell:
         return None
@@ -525,12 +519,8 @@ def _csv_permissions(path: Path, lineno: int, name: str, cell) -> list[str] | No
         return []
     perms = [p.strip() for p in cell.split(";") if p.strip()]
     if any(p not in PERMISSION_CATEGORIES for p in perms):
-        raise ValueError(
-            MSG_CSV_PERMISSIONS.format(
-                path=path, line=lineno, name=name, allowed=list(PERMISSION_CATEGORIES),
-                none=NO_PERMISSIONS, value=cell,
-            )
-        )
+        raise ValueError(MSG_CSV_PERMISSIONS.format(
+            **at, name=name, allowed=list(PERMISSION_CATEGORIES), none=NO_PERMISSIONS, value=cell))
     return perms
 
 

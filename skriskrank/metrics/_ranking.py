@@ -18,14 +18,8 @@ import numpy as np
 from .._registry import UNKNOWN_RISK, ToolRegistry, _check_risk
 
 __all__ = [
-    "mrr",
-    "ndcg_at_k",
-    "needrisk_hit_at_k",
-    "ranking_report",
-    "rvr_at_k",
-    "safe_rvr_at_k",
-    "sndcg_at_k",
-    "srr_at_k",
+    "mrr", "ndcg_at_k", "needrisk_hit_at_k", "ranking_report", "rvr_at_k", "safe_rvr_at_k",
+    "sndcg_at_k", "srr_at_k",
 ]
 
 # The metrics' names, in ranking_report's order; each is a method of _PerQuery.
@@ -275,8 +269,7 @@ def ndcg_at_k(ranked, relevant, *, k=5) -> float:
 def mrr(ranked, relevant) -> float:
     """Mean reciprocal rank of the first relevant tool.
 
-    The whole given list counts (no cutoff); a query whose list holds no relevant tool scores
-    0.
+    The whole list counts (no cutoff); a query whose list holds no relevant tool scores 0.
 
     Parameters
     ----------
