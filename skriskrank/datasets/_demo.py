@@ -43,7 +43,9 @@ class DemoData(ToolRetrievalDataset):
 
     A :class:`~skriskrank.datasets.ToolRetrievalDataset` named ``"demo"`` with split
     ``"all"``, whose ``domains`` hold each query's domain (that of its first gold tool, one of
-    :data:`DEMO_DOMAINS`), plus two per-tool fields, keyword-only.
+    :data:`DEMO_DOMAINS`), plus two per-tool fields, keyword-only. The queries are distinct,
+    each with one to three gold tools; every tool has a risk level 1..5 (none unknown) and
+    explicit permission categories.
 
     Parameters
     ----------
