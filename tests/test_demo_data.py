@@ -11,6 +11,7 @@ import pytest
 
 from skriskrank import PERMISSION_CATEGORIES, derive_permissions
 from skriskrank._registry import MSG_BAD_PERMISSION, MSG_BAD_RISK
+from skriskrank.datasets import ToolRetrievalDataset
 from skriskrank.datasets._demo import (
     DEMO_DOMAINS,
     DEMO_QUERIES_FILE,
@@ -178,6 +179,9 @@ class TestDemoData:
         assert ds.relevant == demo.relevant
         assert ds.domains == demo.domains
         assert (ds.name, ds.split) == ("demo", "all")
+        assert type(ds) is ToolRetrievalDataset and ds.query_ids == demo.query_ids
+        # DemoData is itself a dataset: subsets work without as_dataset().
+        assert demo.subset([1, 0]).queries == demo.queries[1::-1]
 
     def test_load_is_deterministic(self, demo):
         again = load_demo()

@@ -12,7 +12,10 @@ import os
 import pickle
 import re
 import sys
+import threading
+import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -372,6 +375,37 @@ def test_n_encoded_is_per_store(tiny_model, tmp_path):
     b = FrozenEmbedder(reg, model=tiny_model, cache=str(tmp_path / "b"))
     assert a.n_encoded() == len(reg)
     assert b.n_encoded() == 0
+
+
+def test_store_encodes_each_text_once_under_concurrent_calls():
+    # Regression: before the store held a lock (dc87686 and earlier), threads that missed the
+    # same texts each encoded them while the others slept in encode_fn, and appended to the
+    # buffer concurrently; against that version this test counts 3 encodes per text.
+    store = embedding_module._EmbeddingStore("fake-model", None)
+    encoded = Counter()
+
+    def rows(texts):  # a distinct, checkable row per text
+        return np.array([[int(t.split()[1]), len(t)] for t in texts], dtype=np.float32)
+
+    def slow_encode(texts):
+        time.sleep(0.05)  # releases the GIL, as a real encoder's forward pass does
+        encoded.update(texts)
+        return rows(texts)
+
+    texts = [f"text {i}" for i in range(40)]
+    batches = [texts[i::3] + texts[:5] for i in range(3)] * 3  # overlapping, repeated
+    barrier = threading.Barrier(len(batches))
+
+    def call(batch):
+        barrier.wait()  # every thread asks at once
+        return store.encode(batch, slow_encode)
+
+    with ThreadPoolExecutor(len(batches)) as pool:
+        results = list(pool.map(call, batches))
+    assert encoded == Counter(texts)
+    for batch, got in zip(batches, results, strict=True):
+        np.testing.assert_array_equal(got, rows(batch))
+    assert store.n_encoded == len(texts)
 
 
 # --------------------------------------------------------------------------------------------

@@ -309,6 +309,27 @@ def test_full_pool_path_equals_subset_path():
     np.testing.assert_allclose(np.take_along_axis(a, perm, axis=1), b, atol=1e-6)
 
 
+class _UnsliceableGraph(sp.csr_array):
+    """A graph that fails if anything indexes it: the full pool must use its CSR arrays."""
+
+    def __getitem__(self, key):
+        raise AssertionError(f"the graph was sliced with {key!r}")
+
+
+def test_full_pool_transform_never_slices_the_graph():
+    # Regression: up to dc87686 every full-pool transform re-sliced graph[linked][:, linked],
+    # a copy of the graph's linked block per call; checked to fail there with this wrapper.
+    reg, emb, gold = random_problem(6, n_tools=15, n_train=20)
+    smoother = GraphSmoother(alpha=0.5, semantic_threshold=0.3).fit(
+        train_batch(reg, emb, len(gold)), gold)
+    assert smoother.n_edges_ > 0
+    batch = query_batch(reg, emb, 6, n_q=4)
+    assert batch.is_full_pool
+    expected = smoother.transform(batch).scores
+    smoother.graph_ = _UnsliceableGraph(smoother.graph_)
+    np.testing.assert_array_equal(smoother.transform(batch).scores, expected)
+
+
 def test_candidate_only_receives_from_its_own_query_candidates():
     reg = ToolRegistry.from_records(
         [{"name": n, "description": n + " tool", "risk": 1} for n in "abc"])

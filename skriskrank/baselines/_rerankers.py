@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from numbers import Integral, Real
-from pathlib import Path
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -12,7 +11,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import RankingStepMixin
-from .._embedding import _check_device, _load_model
+from .._embedding import _check_device, _load_model, _resolve_model
 from .._registry import UNKNOWN_RISK
 
 __all__ = ["BM25Reranker", "CrossEncoderReranker", "MMRReranker", "RiskPenaltyReranker"]
@@ -38,14 +37,12 @@ class _BaselineStep(RankingStepMixin, TransformerMixin, BaseEstimator):
     """A baseline step: nothing is learned from ``y``."""
 
 
-# --------------------------------------------------------------------------------------------
 class RiskPenaltyReranker(_BaselineStep):
     """Subtract a fixed penalty per audited risk level from the current scores.
 
     ``s = score - risk_weight * (r - 1) / 4``, where ``r`` is the registry's risk level of
-    the tool. An unlabelled tool is penalised as level 5, never treated as safe. This is the
-    paper's "dense + risk-label penalty" baseline: it needs no training, but it punishes a
-    risky tool equally whether or not the query needs it.
+    the tool; an unlabelled tool is penalised as level 5. The paper's "dense + risk-label
+    penalty" baseline: it punishes a risky tool whether or not the query needs it.
 
     Parameters
     ----------
@@ -60,10 +57,6 @@ class RiskPenaltyReranker(_BaselineStep):
         The catalogue seen in ``fit``.
     encoder_ : str
         The encoder identity seen in ``fit``.
-
-    See Also
-    --------
-    RiskAwareReranker : Learns the risk term instead of reading it from the labels.
 
     Examples
     --------
@@ -112,15 +105,13 @@ class RiskPenaltyReranker(_BaselineStep):
         return X.with_scores((X.scores - penalty[X.candidates]).astype(np.float32))
 
 
-# --------------------------------------------------------------------------------------------
 class MMRReranker(_BaselineStep):
     """Maximal marginal relevance over the current scores (Carbonell and Goldstein, 1998).
 
     The first ``k`` places are filled greedily: each step takes the candidate maximizing
     ``relevance_weight * score - (1 - relevance_weight) * max_sim``, where ``max_sim`` is its
-    largest cosine similarity (tool embeddings) to the tools already taken. The remaining
-    candidates follow in their original score order. This is the classic diversified
-    reranker: it spreads the top-k across kinds of tools, but knows nothing about risk.
+    largest cosine similarity (tool embeddings) to the tools already taken; the others follow
+    in score order. It diversifies the top-k but knows nothing about risk.
 
     Parameters
     ----------
@@ -135,15 +126,6 @@ class MMRReranker(_BaselineStep):
         The catalogue seen in ``fit``.
     encoder_ : str
         The encoder identity seen in ``fit``.
-
-    See Also
-    --------
-    RuleFilter : Also diversifies the top-k, by risk, permissions and redundancy.
-
-    Notes
-    -----
-    ``transform`` reorders the candidates and keeps their scores, like :class:`RuleFilter`.
-    Similarities are taken between each query's own candidates only.
 
     Examples
     --------
@@ -180,7 +162,7 @@ class MMRReranker(_BaselineStep):
         Returns
         -------
         batch : RankingBatch
-            Candidates in MMR order with rank-derived scores.
+            The candidates in MMR order, each keeping its score (as :class:`RuleFilter`).
         """
         check_is_fitted(self)
         X = self._check_input(X, reset=False)
@@ -212,7 +194,6 @@ class MMRReranker(_BaselineStep):
         return X.take(np.take_along_axis(positions, cols, axis=1))
 
 
-# --------------------------------------------------------------------------------------------
 def _query_texts(step, X) -> list[str]:
     if X.queries is None:
         raise ValueError(MSG_NO_QUERY_TEXT.format(step=type(step).__name__))
@@ -223,9 +204,8 @@ class BM25Reranker(_BaselineStep):
     """Score each candidate by BM25 between the query text and the tool text.
 
     A lexical baseline over ``registry.texts`` (``"{name}: {description}"``), with the
-    ``bm25s`` package (Lucene BM25, English stopwords removed). Right after
-    :class:`FrozenEmbedder` it ranks the whole registry; after :class:`DenseRetriever` it
-    reranks the dense candidates (the candidate-matched setting).
+    ``bm25s`` package (Lucene BM25, English stopwords removed). After :class:`FrozenEmbedder`
+    it ranks the whole registry; after :class:`DenseRetriever`, the dense candidates.
 
     Parameters
     ----------
@@ -244,11 +224,6 @@ class BM25Reranker(_BaselineStep):
         The catalogue seen in ``fit``.
     encoder_ : str
         The encoder identity seen in ``fit``.
-
-    Notes
-    -----
-    Ties (a query sharing no word with a tool scores 0) keep the incoming order, so the
-    dense order breaks them.
 
     Examples
     --------
@@ -281,12 +256,9 @@ class BM25Reranker(_BaselineStep):
             import bm25s
         except ImportError as exc:
             raise ValueError(MSG_BM25_MISSING.format(error=exc)) from None
-        index = bm25s.BM25(k1=self.k1, b=self.b)
-        index.index(
-            bm25s.tokenize(X.registry.texts, stopwords="en", show_progress=False),
-            show_progress=False,
-        )
-        self.index_ = index
+        self.index_ = bm25s.BM25(k1=self.k1, b=self.b)
+        tokens = bm25s.tokenize(X.registry.texts, stopwords="en", show_progress=False)
+        self.index_.index(tokens, show_progress=False)
 
     def transform(self, X):
         """Replace the scores by BM25 scores.
@@ -316,25 +288,14 @@ class BM25Reranker(_BaselineStep):
         return X.with_scores(np.take_along_axis(full, X.candidates, axis=1))
 
 
-# --------------------------------------------------------------------------------------------
-def _load_cross_encoder(model: str, device: str):
-    path = Path(model).expanduser()
-    load_from = str(path.resolve()) if path.is_dir() else model
-    return _load_model(load_from, device, model, kind="CrossEncoder",
-                       message=MSG_CROSS_ENCODER_UNAVAILABLE)
-
-
 class CrossEncoderReranker(_BaselineStep):
     """Rescore each query's top candidates with a ``sentence_transformers.CrossEncoder``.
 
     The cross-encoder reads the query text (``batch.queries``) and the tool text
-    (``registry.texts``) together, the usual second stage of a retrieve-then-rerank system.
-    Only each query's ``n_rerank`` best candidates are rescored (cross-encoders cost one
-    forward pass per pair), and only those are kept, ranked by the cross-encoder's score:
-    a ranked list has one kind of score, and the rest were never scored by this step.
-
-    The model is loaded lazily, once per process, with no network access
-    (``local_files_only``), and is never pickled: a saved pipeline reloads it by name or path.
+    (``registry.texts``) together. Only each query's ``n_rerank`` best candidates are
+    rescored (one forward pass per pair), and only those are kept, ranked by the
+    cross-encoder's score: the others were never scored by this step. The model is loaded
+    offline (``local_files_only``), once per process, and never pickled.
 
     Parameters
     ----------
@@ -394,7 +355,10 @@ class CrossEncoderReranker(_BaselineStep):
 
     def _cross_encoder(self):
         if getattr(self, "_model", None) is None:
-            self._model = _load_cross_encoder(str(self.model), self.device_)
+            # The bi-encoder's resolution: a local directory by its absolute path, else a name.
+            model = str(self.model)
+            self._model = _load_model(_resolve_model(model)[1], self.device_, model,
+                                      kind="CrossEncoder", message=MSG_CROSS_ENCODER_UNAVAILABLE)
         return self._model
 
     def _fit_step(self, X):
@@ -422,16 +386,10 @@ class CrossEncoderReranker(_BaselineStep):
         """
         check_is_fitted(self)
         X = self._check_input(X, reset=False)
-        queries = _query_texts(self, X)
-        top = X.top(self.n_rerank)
-        texts = X.registry.texts
-        pairs = [(q, texts[t])
-                 for q, row in zip(queries, top.candidates, strict=True) for t in row]
-        ce_scores = np.asarray(
-            self._cross_encoder().predict(
-                pairs, batch_size=self.batch_size, show_progress_bar=False,
-                convert_to_numpy=True,
-            ),
-            dtype=np.float32,
-        ).reshape(top.n_queries, top.n_candidates, -1)[..., -1]
-        return top.with_scores(np.ascontiguousarray(ce_scores))
+        queries, top, texts = _query_texts(self, X), X.top(self.n_rerank), X.registry.texts
+        pairs = [(q, texts[t]) for q, ts in zip(queries, top.candidates, strict=True) for t in ts]
+        ce_scores = self._cross_encoder().predict(
+            pairs, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True)
+        # A model with several output labels scores a pair by its last one.
+        ce_scores = np.asarray(ce_scores, np.float32).reshape(top.n_queries, top.n_candidates, -1)
+        return top.with_scores(np.ascontiguousarray(ce_scores[..., -1]))

@@ -1,8 +1,6 @@
 """The demo tool catalogue and labelled queries that ship inside the package.
 
-``skriskrank demo`` and the examples run on this data with no network and no files: 202
-agent tools over ten domains, each with a risk level under the paper's five-level rubric, a
-one-line rationale and explicit permission categories, and 564 queries with gold tools.
+``skriskrank demo`` and the examples run on this data with no network and no files.
 """
 
 from __future__ import annotations
@@ -13,22 +11,14 @@ from importlib.resources import files
 import pandas as pd
 
 from .._registry import ToolRegistry
-from ._loaders import load_queries_jsonl
+from ._loaders import ToolRetrievalDataset, load_queries_jsonl
 
 __all__ = ["DEMO_DOMAINS", "DemoData", "load_demo"]
 
 #: The ten tool domains of the demo catalogue, in file order.
 DEMO_DOMAINS = (
-    "files",
-    "shell",
-    "email",
-    "calendar",
-    "payments_banking",
-    "cloud_infrastructure",
-    "databases",
-    "web",
-    "health_records",
-    "messaging",
+    "files", "shell", "email", "calendar", "payments_banking", "cloud_infrastructure",
+    "databases", "web", "health_records", "messaging",
 )
 
 DEMO_TOOLS_FILE = "demo_tools.csv"
@@ -47,79 +37,61 @@ MSG_EMPTY_RATIONALE = "{file}: tool {name!r} has no rationale."
 MSG_QUERY_DOMAINS = "{file}: every demo query needs a 'domain'."
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
-class DemoData:
-    """The packaged demo registry and its labelled queries.
+@dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
+class DemoData(ToolRetrievalDataset):
+    """The packaged demo registry and its labelled queries, made by :func:`load_demo`.
 
-    Made by :func:`load_demo`. ``queries`` is the ``X`` and ``relevant`` the ``y`` of a
-    skriskrank pipeline.
+    A :class:`~skriskrank.datasets.ToolRetrievalDataset` named ``"demo"`` with split
+    ``"all"``, whose ``domains`` hold each query's domain (that of its first gold tool, one of
+    :data:`DEMO_DOMAINS`), plus two per-tool fields, keyword-only. The queries are distinct,
+    each with one to three gold tools; every tool has a risk level 1..5 (none unknown) and
+    explicit permission categories.
 
     Parameters
     ----------
-    registry : ToolRegistry
-        The demo tool catalogue, with risk levels 1..5 and explicit permission categories.
-    queries : list of str
-        The query texts, all distinct.
-    relevant : list of frozenset of str
-        The gold tool names of each query (one to three), all in ``registry``.
-    domains : list of str
-        The domain of each query: that of its first gold tool, one of :data:`DEMO_DOMAINS`.
     rationales : dict of str to str
         Tool name -> one-line justification of its risk level.
     tool_domains : dict of str to str
         Tool name -> the tool's domain, one of :data:`DEMO_DOMAINS`.
 
-    See Also
+    Examples
     --------
-    load_demo : Load this data from the package.
+    >>> from skriskrank.datasets import load_demo
+    >>> demo = load_demo()
+    >>> demo.name, demo.split, demo.tool_domains["delete_file"]
+    ('demo', 'all', 'files')
     """
 
-    registry: ToolRegistry
-    queries: list[str]
-    relevant: list[frozenset[str]]
-    domains: list[str]
+    name: str = "demo"
+    split: str = "all"
     rationales: dict[str, str]
     tool_domains: dict[str, str]
-
-    def __len__(self) -> int:
-        return len(self.queries)
 
     def __repr__(self) -> str:
         return f"DemoData(n_queries={len(self)}, n_tools={len(self.registry)})"
 
-    def as_dataset(self):
-        """The demo as a :class:`~skriskrank.datasets.ToolRetrievalDataset`.
+    def as_dataset(self) -> ToolRetrievalDataset:
+        """The demo as a plain :class:`~skriskrank.datasets.ToolRetrievalDataset`.
 
         Returns
         -------
         dataset : ToolRetrievalDataset
-            Named ``"demo"`` with split ``"all"``; same registry, queries, gold tools and
-            domains.
+            The same name, split, registry, queries, gold tools, domains and query ids.
         """
-        from ._loaders import ToolRetrievalDataset
-
-        return ToolRetrievalDataset(
-            name="demo",
-            split="all",
-            registry=self.registry,
-            queries=self.queries,
-            relevant=self.relevant,
-            domains=self.domains,
-        )
+        fields = dataclasses.fields(ToolRetrievalDataset)
+        return ToolRetrievalDataset(**{f.name: getattr(self, f.name) for f in fields})
 
 
 def load_demo() -> DemoData:
     """Load the demo tool catalogue and labelled queries that ship with skriskrank.
 
-    The catalogue holds 202 realistic agent tools over ten domains (:data:`DEMO_DOMAINS`):
-    read-only and risky variants side by side (``read_file`` at level 1, ``write_file`` 3,
-    ``delete_file`` 4, ``wipe_disk`` 5) and some near-duplicates (``search_files`` and
-    ``locate_file``). Risk levels follow the paper's rubric: 1 read-only; 2 minor reversible
+    202 agent tools over ten domains (:data:`DEMO_DOMAINS`), read-only and risky variants
+    side by side (``read_file`` at level 1, ``write_file`` 3, ``delete_file`` 4,
+    ``wipe_disk`` 5). Risk levels follow the paper's rubric: 1 read-only; 2 minor reversible
     actions or non-sensitive personal data; 3 sensitive data access or persistent writes;
     4 irreversible actions, security controls or system-level permissions; 5 large-scale
-    harm, system intrusion or severe privacy loss. Of the 564 queries, 259 truly need a tool
-    of level 3 or more and many others only sound risky ("list everything in /var/tmp so I
-    can see what would be deleted" needs ``list_directory``).
+    harm, system intrusion or severe privacy loss. Of the 564 queries, 259 need a tool of
+    level 3 or more; many others only sound risky.
 
     Returns
     -------
@@ -131,11 +103,6 @@ def load_demo() -> DemoData:
     ValueError
         If a packaged file is malformed, naming the file, line or tool (for example a gold
         tool that is not in the catalogue).
-
-    See Also
-    --------
-    skriskrank.datasets.load_registry_csv : Load your own tool catalogue.
-    skriskrank.datasets.load_queries_jsonl : Load your own labelled queries.
 
     Examples
     --------
@@ -167,36 +134,21 @@ def _load(tools_file, queries_file) -> DemoData:
         )
     for name, domain, rationale in zip(df["name"], df["domain"], df["rationale"], strict=True):
         if domain not in DEMO_DOMAINS:
-            raise ValueError(
-                MSG_BAD_TOOL_DOMAIN.format(
-                    file=tname, name=name, domain=domain, allowed=list(DEMO_DOMAINS)
-                )
-            )
+            raise ValueError(MSG_BAD_TOOL_DOMAIN.format(
+                file=tname, name=name, domain=domain, allowed=list(DEMO_DOMAINS)))
         if not rationale.strip():
             raise ValueError(MSG_EMPTY_RATIONALE.format(file=tname, name=name))
     # Every demo tool is labelled, so a blank or non-integer risk cell stays a string that the
     # registry rejects by tool name instead of becoming an unknown level.
     risk = [int(r) if r.strip().isdigit() else r for r in df["risk"]]
     perms = [[] if p.strip().lower() in _NO_PERMISSIONS else p for p in df["permissions"]]
-    registry = ToolRegistry.from_frame(
-        pd.DataFrame(
-            {
-                "name": df["name"],
-                "description": df["description"],
-                "risk": pd.Series(risk, dtype=object),
-                "permissions": pd.Series(perms, dtype=object),
-            }
-        )
-    )
+    registry = ToolRegistry(df["name"].tolist(), df["description"].tolist(), risk, perms)
     # The user-file loader, so that a malformed line is named the same way.
     queries = load_queries_jsonl(queries_file, registry, name="demo", split="all")
     if queries.domains is None:
         raise ValueError(MSG_QUERY_DOMAINS.format(file=queries_file.name))
     return DemoData(
-        registry=registry,
-        queries=queries.queries,
-        relevant=queries.relevant,
-        domains=queries.domains,
-        rationales=dict(zip(df["name"], df["rationale"], strict=True)),
+        registry=registry, queries=queries.queries, relevant=queries.relevant,
+        domains=queries.domains, rationales=dict(zip(df["name"], df["rationale"], strict=True)),
         tool_domains=dict(zip(df["name"], df["domain"], strict=True)),
     )

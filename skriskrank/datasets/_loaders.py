@@ -14,12 +14,8 @@ import numpy as np
 from .._registry import PERMISSION_CATEGORIES, ToolRegistry
 
 __all__ = [
-    "SEALTOOLS_SPLITS",
-    "ToolRetrievalDataset",
-    "load_queries_jsonl",
-    "load_registry_csv",
-    "load_sealtools",
-    "load_ultratool",
+    "SEALTOOLS_SPLITS", "ToolRetrievalDataset", "load_queries_jsonl", "load_registry_csv",
+    "load_sealtools", "load_ultratool",
 ]
 
 #: The Seal-Tools splits :func:`load_sealtools` accepts. ``test_out_domain`` is upstream's
@@ -45,9 +41,7 @@ MSG_BAD_QUERY = "{path}, line {line}: the query must be a non-empty string, got 
 MSG_BAD_GOLD = (
     "{path}, line {line}: {field!r} must be a non-empty list of gold tools, got {value!r}."
 )
-MSG_BAD_GOLD_ENTRY = (
-    "{path}, line {line}: gold tool entry {value!r} must be a {expected}."
-)
+MSG_BAD_GOLD_ENTRY = "{path}, line {line}: gold tool entry {value!r} must be a {expected}."
 MSG_UNKNOWN_GOLD = (
     "{path}, line {line}: gold tool(s) {tools} of query {query!r} not in the registry."
 )
@@ -92,8 +86,8 @@ MSG_SUBSET_RANGE = "subset() index {index} is out of range for a dataset of {n} 
 class ToolRetrievalDataset:
     """Queries with their gold tools over one tool registry.
 
-    Made by :func:`load_ultratool`, :func:`load_sealtools` and :func:`load_queries_jsonl`.
-    ``queries`` is the ``X`` and ``relevant`` the ``y`` of a skriskrank pipeline.
+    Made by the loaders of :mod:`skriskrank.datasets`. ``queries`` is the ``X`` and
+    ``relevant`` the ``y`` of a skriskrank pipeline.
 
     Parameters
     ----------
@@ -108,18 +102,9 @@ class ToolRetrievalDataset:
     relevant : list of frozenset of str
         The gold tool names of each query; never empty, always in ``registry``.
     domains : list of str or None, default=None
-        One domain per query where the benchmark has one (UltraTool's ``domain``), else
-        ``None``.
+        One domain per query where the benchmark has one (UltraTool's ``domain``).
     query_ids : list of str or None, default=None
-        Stable query identifiers (Seal-Tools' ``id``; ``"test-{i}"`` for UltraTool). ``None``
-        numbers the queries ``"0"``, ``"1"``, ...; a subset keeps the ids of the queries it
-        holds.
-
-    See Also
-    --------
-    load_ultratool : The UltraTool benchmark.
-    load_sealtools : The Seal-Tools benchmark.
-    load_queries_jsonl : A user's own queries.
+        Stable query identifiers, kept by a subset; ``None`` numbers the queries from "0".
 
     Examples
     --------
@@ -152,9 +137,8 @@ class ToolRetrievalDataset:
         queries = list(self.queries)
         relevant = [frozenset(g) for g in self.relevant]
         domains = None if self.domains is None else list(self.domains)
-        ids = [str(i) for i in range(len(queries))] if self.query_ids is None else list(
-            self.query_ids
-        )
+        ids = self.query_ids
+        ids = list(map(str, range(len(queries)))) if ids is None else list(ids)
         counts = {"relevant": len(relevant), "query_ids": len(ids)}
         if domains is not None:
             counts["domains"] = len(domains)
@@ -188,8 +172,8 @@ class ToolRetrievalDataset:
         ----------
         indices : array-like of int or of bool
             Query positions (repeats allowed, negative positions count from the end), or a
-            boolean mask with one entry per query, as returned by a
-            :class:`sklearn.model_selection.KFold` split.
+            boolean mask with one entry per query, as a
+            :class:`sklearn.model_selection.KFold` split gives.
 
         Returns
         -------
@@ -209,9 +193,8 @@ class ToolRetrievalDataset:
         n = len(self)
         if idx.dtype == bool:
             if idx.size != n:
-                raise ValueError(
-                    MSG_SUBSET_INDICES.format(got=f"a mask of {idx.size} entries for {n}")
-                )
+                got = f"a mask of {idx.size} entries for {n}"
+                raise ValueError(MSG_SUBSET_INDICES.format(got=got))
             idx = np.flatnonzero(idx)
         elif idx.size == 0:
             idx = idx.astype(np.int64)
@@ -221,59 +204,47 @@ class ToolRetrievalDataset:
         if bad.size:
             raise IndexError(MSG_SUBSET_RANGE.format(index=int(bad[0]), n=n))
         pos = [int(i) for i in idx]
+        domains = None if self.domains is None else [self.domains[i] for i in pos]
         return ToolRetrievalDataset(
-            name=self.name,
-            split=self.split,
-            registry=self.registry,
-            queries=[self.queries[i] for i in pos],
-            relevant=[self.relevant[i] for i in pos],
-            domains=None if self.domains is None else [self.domains[i] for i in pos],
-            query_ids=[self.query_ids[i] for i in pos],
+            self.name, self.split, self.registry, [self.queries[i] for i in pos],
+            [self.relevant[i] for i in pos], domains, [self.query_ids[i] for i in pos],
         )
 
 
 # -- reading files ------------------------------------------------------------------------------
-def _data_file(directory, filename: str) -> Path:
-    directory = Path(directory)
-    if not directory.is_dir():
-        raise FileNotFoundError(MSG_NOT_A_DIR.format(path=directory))
-    path = directory / filename
-    if not path.is_file():
-        raise FileNotFoundError(MSG_MISSING_FILE.format(path=path))
-    return path
-
-
-def _user_file(path) -> Path:
+def _file(path, directory=None) -> Path:
+    """``path`` (inside ``directory`` when given), checking that both exist."""
+    if directory is not None:
+        if not Path(directory).is_dir():
+            raise FileNotFoundError(MSG_NOT_A_DIR.format(path=Path(directory)))
+        path = Path(directory) / path
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(MSG_MISSING_FILE.format(path=path))
     return path
 
 
-def _read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
-    """Yield ``(line_number, object)`` per non-blank line, 1-based as editors count."""
+def _read_jsonl(path: Path) -> Iterator[tuple[dict, dict]]:
+    """Yield ``(at, object)`` per non-blank line; ``at`` is ``{"path", "line"}`` (1-based)."""
     with path.open(encoding="utf-8") as f:
         for lineno, line in enumerate(f, start=1):
             if not line.strip():
                 continue
+            # Every message about a line starts "{path}, line {line}: ".
+            at = {"path": path, "line": lineno}
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as err:
-                raise ValueError(
-                    MSG_BAD_JSON.format(path=path, line=lineno, error=err.msg)
-                ) from None
+                raise ValueError(MSG_BAD_JSON.format(**at, error=err.msg)) from None
             if not isinstance(obj, dict):
-                raise ValueError(
-                    MSG_NOT_AN_OBJECT.format(path=path, line=lineno, type=type(obj).__name__)
-                )
-            yield lineno, obj
+                raise ValueError(MSG_NOT_AN_OBJECT.format(**at, type=type(obj).__name__))
+            yield at, obj
 
 
 def _read_labels(path: Path) -> dict[str, dict]:
     """The released risk labels, ``{tool_name: {"risk_level", "description"}}``."""
-    text = path.read_text(encoding="utf-8")
     try:
-        labels = json.loads(text)
+        labels = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
         raise ValueError(MSG_BAD_JSON.format(path=path, line=err.lineno, error=err.msg)) from None
     if not isinstance(labels, dict):
@@ -292,49 +263,51 @@ def _build_registry(path: Path, names, descriptions, risk, permissions=None, **k
         raise ValueError(MSG_BAD_REGISTRY.format(path=path, error=err)) from None
 
 
-def _query_text(path: Path, lineno: int, obj: dict, field: str) -> str:
+def _field(at: dict, obj: dict, field: str):
     if field not in obj:
-        raise ValueError(MSG_MISSING_FIELD.format(path=path, line=lineno, field=field))
-    text = obj[field]
-    if not isinstance(text, str) or not text.strip():
-        raise ValueError(MSG_BAD_QUERY.format(path=path, line=lineno, value=text))
-    return text.strip()
+        raise ValueError(MSG_MISSING_FIELD.format(**at, field=field))
+    return obj[field]
 
 
-def _gold_list(path: Path, lineno: int, obj: dict, field: str) -> list:
-    if field not in obj:
-        raise ValueError(MSG_MISSING_FIELD.format(path=path, line=lineno, field=field))
-    gold = obj[field]
-    if not isinstance(gold, list) or not gold:
-        raise ValueError(MSG_BAD_GOLD.format(path=path, line=lineno, field=field, value=gold))
-    return gold
+def _bad_field(at: dict, field: str, expected: str, value) -> ValueError:
+    return ValueError(MSG_BAD_FIELD.format(**at, field=field, expected=expected, value=value))
 
 
-def _gold_names(path: Path, lineno: int, entries: list, key: str | None) -> frozenset[str]:
-    """Gold tool names from a list of names (``key=None``) or of objects holding ``key``."""
-    names = []
-    for entry in entries:
-        if key is None:
-            name, expected = entry, "non-empty tool name"
-        else:
-            name = entry.get(key) if isinstance(entry, dict) else None
-            expected = f"object with a non-empty string {key!r}"
-        if not isinstance(name, str) or not name:
-            raise ValueError(
-                MSG_BAD_GOLD_ENTRY.format(path=path, line=lineno, value=entry, expected=expected)
-            )
-        names.append(name)
-    return frozenset(names)
+def _domain(at: dict, obj: dict, *, required: bool) -> str | None:
+    domain = obj.get("domain")
+    if (required or domain is not None) and (not isinstance(domain, str) or not domain):
+        raise _bad_field(at, "domain", "non-empty string", domain)
+    return domain
 
 
-def _check_gold(path: Path, lineno: int, query: str, gold, registry: ToolRegistry) -> None:
-    missing = sorted(g for g in gold if g not in registry)
-    if missing:
-        raise ValueError(
-            MSG_UNKNOWN_GOLD.format(
-                path=path, line=lineno, tools=", ".join(map(repr, missing)), query=query
-            )
-        )
+def _gold_name(at: dict, entry, key: str | None) -> str:
+    """A gold tool name: the entry itself (``key=None``) or its ``key`` field."""
+    name = entry if key is None else entry.get(key) if isinstance(entry, dict) else None
+    if not isinstance(name, str) or not name:
+        expected = f"object with a non-empty string {key!r}" if key else "non-empty tool name"
+        raise ValueError(MSG_BAD_GOLD_ENTRY.format(**at, value=entry, expected=expected))
+    return name
+
+
+def _query_lines(path: Path, registry, query_field: str, gold_field: str, key: str | None):
+    """Yield ``(at, object, query, gold tools)`` per line of a query JSONL, each checked."""
+    n = 0
+    for at, obj in _read_jsonl(path):
+        query = _field(at, obj, query_field)
+        if not isinstance(query, str) or not query.strip():
+            raise ValueError(MSG_BAD_QUERY.format(**at, value=query))
+        query = query.strip()
+        entries = _field(at, obj, gold_field)
+        if not isinstance(entries, list) or not entries:
+            raise ValueError(MSG_BAD_GOLD.format(**at, field=gold_field, value=entries))
+        gold = frozenset(_gold_name(at, e, key) for e in entries)
+        missing = ", ".join(map(repr, sorted(g for g in gold if g not in registry)))
+        if missing:
+            raise ValueError(MSG_UNKNOWN_GOLD.format(**at, tools=missing, query=query))
+        n += 1
+        yield at, obj, query, gold
+    if not n:
+        raise ValueError(MSG_NO_QUERIES.format(path=path))
 
 
 # -- benchmarks ---------------------------------------------------------------------------------
@@ -344,18 +317,19 @@ def load_ultratool(data_dir: str | PathLike) -> ToolRetrievalDataset:
     Parameters
     ----------
     data_dir : str or path-like
-        A directory holding ``test.json`` (UltraTool's English test split, one JSON object
-        per line) and ``ultratool_risk_labels_resolved.json`` (the registry: ``{tool_name:
-        {"risk_level": 1..5, "description": str}}``), as laid out in ``shared/data/ultratool``.
+        A directory holding ``test.json`` (the English test split, one JSON object per line)
+        and ``ultratool_risk_labels_resolved.json`` (``{tool_name: {"risk_level": 1..5,
+        "description": str}}``), as laid out in ``shared/data/ultratool``.
 
     Returns
     -------
     dataset : ToolRetrievalDataset
         ``name="ultratool"``, ``split="test"``. The registry holds every labelled tool in the
         labels file's order; a label without a ``risk_level`` (or with ``null``) is unknown
-        risk, never level 1. ``queries`` are the ``question`` fields stripped of whitespace,
-        ``relevant`` the ``name`` of each entry of ``tools``, ``domains`` the ``domain``
-        field, and ``query_ids`` ``"test-{i}"`` with ``i`` the query's 0-based position.
+        risk, never level 1. ``queries`` are the ``question`` fields, ``relevant`` the
+        ``name`` of each entry of ``tools``, ``domains`` the ``domain`` field, and
+        ``query_ids`` ``"test-{i}"`` with ``i`` the query's 0-based position. There is no
+        training split: cross-validate over :meth:`ToolRetrievalDataset.subset`.
 
     Raises
     ------
@@ -365,15 +339,6 @@ def load_ultratool(data_dir: str | PathLike) -> ToolRetrievalDataset:
         Naming the file and line of a malformed JSON line, an empty or non-string question, a
         missing or empty ``tools`` list, or a gold tool that is not in the registry.
 
-    See Also
-    --------
-    load_sealtools : The Seal-Tools benchmark.
-
-    Notes
-    -----
-    UltraTool's training split is not public in this form; evaluate with query-level K-fold
-    cross-validation over :meth:`ToolRetrievalDataset.subset`.
-
     Examples
     --------
     >>> from skriskrank.datasets import load_ultratool
@@ -381,81 +346,40 @@ def load_ultratool(data_dir: str | PathLike) -> ToolRetrievalDataset:
     >>> len(ds), len(ds.registry)  # doctest: +SKIP
     (1000, 2032)
     """
-    labels_path = _data_file(data_dir, ULTRATOOL_LABELS)
-    queries_path = _data_file(data_dir, ULTRATOOL_QUERIES)
+    labels_path = _file(ULTRATOOL_LABELS, data_dir)
+    queries_path = _file(ULTRATOOL_QUERIES, data_dir)
     labels = _read_labels(labels_path)
     registry = _build_registry(
-        labels_path,
-        list(labels),
-        [label.get("description") for label in labels.values()],
+        labels_path, list(labels), [label.get("description") for label in labels.values()],
         [label.get("risk_level") for label in labels.values()],
     )
-    queries, relevant, domains = [], [], []
-    for lineno, obj in _read_jsonl(queries_path):
-        query = _query_text(queries_path, lineno, obj, "question")
-        gold = _gold_names(
-            queries_path, lineno, _gold_list(queries_path, lineno, obj, "tools"), "name"
-        )
-        _check_gold(queries_path, lineno, query, gold, registry)
-        domain = obj.get("domain")
-        if not isinstance(domain, str) or not domain:
-            raise ValueError(
-                MSG_BAD_FIELD.format(
-                    path=queries_path, line=lineno, field="domain", expected="non-empty string",
-                    value=domain,
-                )
-            )
-        queries.append(query)
-        relevant.append(gold)
-        domains.append(domain)
-    if not queries:
-        raise ValueError(MSG_NO_QUERIES.format(path=queries_path))
-    return ToolRetrievalDataset(
-        name="ultratool",
-        split="test",
-        registry=registry,
-        queries=queries,
-        relevant=relevant,
-        domains=domains,
-        query_ids=[f"test-{i}" for i in range(len(queries))],
-    )
+    lines = _query_lines(queries_path, registry, "question", "tools", "name")
+    rows = [(q, gold, _domain(at, obj, required=True)) for at, obj, q, gold in lines]
+    queries, relevant, domains = map(list, zip(*rows, strict=True))
+    ids = [f"test-{i}" for i in range(len(queries))]
+    return ToolRetrievalDataset("ultratool", "test", registry, queries, relevant, domains, ids)
 
 
 def _sealtools_registry(data_dir) -> ToolRegistry:
-    tools_path = _data_file(data_dir, SEALTOOLS_TOOLS)
-    labels_path = _data_file(data_dir, SEALTOOLS_LABELS)
-    labels = _read_labels(labels_path)
+    tools_path = _file(SEALTOOLS_TOOLS, data_dir)
+    labels = _read_labels(_file(SEALTOOLS_LABELS, data_dir))
     first: dict[str, tuple[int, str]] = {}
-    for lineno, obj in _read_jsonl(tools_path):
-        for field in ("api_name", "api_description"):
-            if field not in obj:
-                raise ValueError(
-                    MSG_MISSING_FIELD.format(path=tools_path, line=lineno, field=field)
-                )
-        name, desc = obj["api_name"], obj["api_description"]
-        if name in first:
-            # An exact repeat is the same tool listed twice: keep the first. A repeat that
-            # disagrees would make the gold name ambiguous, so it is an error.
-            if desc != first[name][1]:
-                raise ValueError(
-                    MSG_CONFLICTING_TOOL.format(
-                        path=tools_path, line=lineno, name=name, first=first[name][0]
-                    )
-                )
-            continue
-        first[name] = (lineno, desc)
-    names = list(first)
-    descriptions = [desc for _, desc in first.values()]
-    if not names:
+    for at, obj in _read_jsonl(tools_path):
+        name, desc = _field(at, obj, "api_name"), _field(at, obj, "api_description")
+        # An exact repeat is the same tool listed twice: keep the first. A repeat that
+        # disagrees would make the gold name ambiguous, so it is an error.
+        line, first_desc = first.setdefault(name, (at["line"], desc))
+        if desc != first_desc:
+            raise ValueError(MSG_CONFLICTING_TOOL.format(**at, name=name, first=line))
+    if not first:
         raise ValueError(MSG_BAD_REGISTRY.format(path=tools_path, error=MSG_NO_TOOLS))
     # A tool without a label gets None, which the registry stores as unknown (high) risk.
-    risk = [labels[n].get("risk_level") if n in labels else None for n in names]
-    return _build_registry(tools_path, names, descriptions, risk)
+    risk = [labels[n].get("risk_level") if n in labels else None for n in first]
+    return _build_registry(tools_path, list(first), [d for _, d in first.values()], risk)
 
 
-def load_sealtools(
-    data_dir: str | PathLike, split: str = "test_in_domain"
-) -> ToolRetrievalDataset:
+def load_sealtools(data_dir: str | PathLike,
+                   split: str = "test_in_domain") -> ToolRetrievalDataset:
     """Load one Seal-Tools split with the paper's released risk labels.
 
     Parameters
@@ -472,11 +396,13 @@ def load_sealtools(
     -------
     dataset : ToolRetrievalDataset
         ``name="sealtools"``. The registry holds the tools of ``tool.jsonl`` in file order,
-        described by ``api_description``. ``relevant`` holds the distinct ``api`` names of
-        ``calling``; ``query_ids`` the ``id`` field (the line number where it is missing).
-        ``domains`` is ``None``: a Seal-Tools query has no domain of its own, and most
-        queries call tools from two or more top-level ``field`` values, so none of them would
-        be the query's domain.
+        described by ``api_description``; an ``api_name`` listed twice with the same
+        description is kept once. A tool the labels file does not cover has unknown risk
+        (:data:`skriskrank.UNKNOWN_RISK`, counted as high risk), never level 1. ``relevant``
+        holds the distinct ``api`` names of ``calling``; ``query_ids`` the ``id`` field (the
+        line number where it is missing). ``domains`` is ``None``: most queries call tools
+        of two or more top-level ``field`` values. There is no training split: train on
+        ``"dev"`` and evaluate on ``"test_in_domain"``.
 
     Raises
     ------
@@ -488,19 +414,6 @@ def load_sealtools(
     FileNotFoundError
         Naming a missing directory or data file (``test_out_domain.jsonl`` is not in every copy).
 
-    See Also
-    --------
-    load_ultratool : The UltraTool benchmark.
-
-    Notes
-    -----
-    An ``api_name`` listed twice with the same description is kept once, at its first line.
-    A tool of ``tool.jsonl`` that the labels file does not cover gets unknown risk
-    (:data:`skriskrank.UNKNOWN_RISK`, counted as high risk), never level 1; labels of tools
-    not in ``tool.jsonl`` are ignored. The shipped copy has no repeated names and labels every
-    tool. Seal-Tools' training split is not public in this form: train on ``"dev"`` and
-    evaluate on ``"test_in_domain"``.
-
     Examples
     --------
     >>> from skriskrank.datasets import load_sealtools
@@ -511,29 +424,12 @@ def load_sealtools(
     if split not in SEALTOOLS_SPLITS:
         raise ValueError(MSG_BAD_SPLIT.format(split=split, allowed=list(SEALTOOLS_SPLITS)))
     # Check the query file before the costlier registry, so a missing split fails fast.
-    queries_path = _data_file(data_dir, f"{split}.jsonl")
+    queries_path = _file(f"{split}.jsonl", data_dir)
     registry = _sealtools_registry(data_dir)
-    queries, relevant, ids = [], [], []
-    for lineno, obj in _read_jsonl(queries_path):
-        query = _query_text(queries_path, lineno, obj, "query")
-        gold = _gold_names(
-            queries_path, lineno, _gold_list(queries_path, lineno, obj, "calling"), "api"
-        )
-        _check_gold(queries_path, lineno, query, gold, registry)
-        queries.append(query)
-        relevant.append(gold)
-        ids.append(str(obj.get("id", f"{split}-line{lineno}")))
-    if not queries:
-        raise ValueError(MSG_NO_QUERIES.format(path=queries_path))
-    return ToolRetrievalDataset(
-        name="sealtools",
-        split=split,
-        registry=registry,
-        queries=queries,
-        relevant=relevant,
-        domains=None,
-        query_ids=ids,
-    )
+    lines = _query_lines(queries_path, registry, "query", "calling", "api")
+    rows = [(q, g, str(obj.get("id", f"{split}-line{at['line']}"))) for at, obj, q, g in lines]
+    queries, relevant, ids = map(list, zip(*rows, strict=True))
+    return ToolRetrievalDataset("sealtools", split, registry, queries, relevant, None, ids)
 
 
 # -- users' own files ---------------------------------------------------------------------------
@@ -566,11 +462,6 @@ def load_registry_csv(path: str | PathLike, *, permission_keywords=None) -> Tool
         Naming the file for missing columns, and the file, line and tool for a bad risk,
         an unknown permission category, a repeated or empty name or an empty description.
 
-    See Also
-    --------
-    load_queries_jsonl : Queries over the registry this returns.
-    skriskrank.ToolRegistry.from_frame : The same from a DataFrame.
-
     Examples
     --------
     >>> import tempfile, pathlib
@@ -584,69 +475,57 @@ def load_registry_csv(path: str | PathLike, *, permission_keywords=None) -> Tool
     >>> reg.risk.tolist(), [sorted(p) for p in reg.permissions]
     ([1, 99], [[], ['shell_execution']])
     """
-    path = _user_file(path)
+    path = _file(path)
     with path.open(encoding="utf-8-sig", newline="") as f:
         reader = csv.DictReader(f)
         header = [h.strip() for h in (reader.fieldnames or [])]
         if not {"name", "description"} <= set(header):
-            raise ValueError(
-                MSG_CSV_COLUMNS.format(path=path, required=["name", "description"], header=header)
-            )
+            required = ["name", "description"]
+            raise ValueError(MSG_CSV_COLUMNS.format(path=path, required=required, header=header))
         reader.fieldnames = header
         names, descriptions, risks, perms = [], [], [], []
         for row in reader:
             # DictReader counts physical lines, so quoted multi-line cells keep numbers right.
-            lineno = reader.line_num
+            at = {"path": path, "line": reader.line_num}
             name = (row.get("name") or "").strip()
             names.append(name)
             descriptions.append((row.get("description") or "").strip())
-            risks.append(_csv_risk(path, lineno, name, row.get("risk")))
-            perms.append(_csv_permissions(path, lineno, name, row.get("permissions")))
+            risks.append(_csv_risk(at, name, row.get("risk")))
+            perms.append(_csv_permissions(at, name, row.get("permissions")))
     if not names:
         raise ValueError(MSG_BAD_REGISTRY.format(path=path, error=MSG_NO_TOOLS))
-    return _build_registry(
-        path, names, descriptions, risks, perms, permission_keywords=permission_keywords
-    )
+    return _build_registry(path, names, descriptions, risks, perms,
+                           permission_keywords=permission_keywords)
 
 
-def _csv_risk(path: Path, lineno: int, name: str, cell) -> int | None:
+def _csv_risk(at: dict, name: str, cell) -> int | None:
     cell = (cell or "").strip()
     if not cell:
         return None
     try:
         value = int(cell)
     except ValueError:
-        value = None
-    if value is None or not 1 <= value <= 5:
-        raise ValueError(MSG_CSV_RISK.format(path=path, line=lineno, name=name, value=cell))
+        value = 0
+    if not 1 <= value <= 5:
+        raise ValueError(MSG_CSV_RISK.format(**at, name=name, value=cell))
     return value
 
 
-def _csv_permissions(path: Path, lineno: int, name: str, cell) -> list[str] | None:
+def _csv_permissions(at: dict, name: str, cell) -> list[str] | None:
     cell = (cell or "").strip()
     if not cell:
         return None
     if cell.lower() == NO_PERMISSIONS:
         return []
     perms = [p.strip() for p in cell.split(";") if p.strip()]
-    bad = [p for p in perms if p not in PERMISSION_CATEGORIES]
-    if bad:
-        raise ValueError(
-            MSG_CSV_PERMISSIONS.format(
-                path=path, line=lineno, name=name, allowed=list(PERMISSION_CATEGORIES),
-                none=NO_PERMISSIONS, value=cell,
-            )
-        )
+    if any(p not in PERMISSION_CATEGORIES for p in perms):
+        raise ValueError(MSG_CSV_PERMISSIONS.format(
+            **at, name=name, allowed=list(PERMISSION_CATEGORIES), none=NO_PERMISSIONS, value=cell))
     return perms
 
 
-def load_queries_jsonl(
-    path: str | PathLike,
-    registry: ToolRegistry,
-    *,
-    name: str | None = None,
-    split: str = "custom",
-) -> ToolRetrievalDataset:
+def load_queries_jsonl(path: str | PathLike, registry: ToolRegistry, *, name: str | None = None,
+                       split: str = "custom") -> ToolRetrievalDataset:
     """Load a user's queries and gold tools over a registry.
 
     Parameters
@@ -677,10 +556,6 @@ def load_queries_jsonl(
         missing or empty ``relevant`` list, a gold tool that is not in ``registry``, or a
         ``domain`` missing from some queries only.
 
-    See Also
-    --------
-    load_registry_csv : The matching registry loader.
-
     Examples
     --------
     >>> import json, tempfile, pathlib
@@ -694,42 +569,18 @@ def load_queries_jsonl(
     >>> ds.name, ds.queries, ds.relevant
     ('queries', ['Rain today?'], [frozenset({'get_weather'})])
     """
-    path = _user_file(path)
-    queries, relevant, ids, domains = [], [], [], []
-    for lineno, obj in _read_jsonl(path):
-        query = _query_text(path, lineno, obj, "query")
-        gold = _gold_names(path, lineno, _gold_list(path, lineno, obj, "relevant"), None)
-        _check_gold(path, lineno, query, gold, registry)
-        qid = obj.get("id", f"line{lineno}")
+    path = _file(path)
+    rows = []
+    for at, obj, query, gold in _query_lines(path, registry, "query", "relevant", None):
+        qid = obj.get("id", f"line{at['line']}")
         if not isinstance(qid, (str, int)) or isinstance(qid, bool):
-            raise ValueError(
-                MSG_BAD_FIELD.format(
-                    path=path, line=lineno, field="id", expected="string", value=qid
-                )
-            )
-        domain = obj.get("domain")
-        if domain is not None and (not isinstance(domain, str) or not domain):
-            raise ValueError(
-                MSG_BAD_FIELD.format(
-                    path=path, line=lineno, field="domain", expected="non-empty string",
-                    value=domain,
-                )
-            )
-        if domains and (domain is None) != (domains[0] is None):
-            raise ValueError(MSG_MIXED_DOMAINS.format(path=path, line=lineno))
-        queries.append(query)
-        relevant.append(gold)
-        ids.append(str(qid))
-        domains.append(domain)
-    if not queries:
-        raise ValueError(MSG_NO_QUERIES.format(path=path))
+            raise _bad_field(at, "id", "string", qid)
+        domain = _domain(at, obj, required=False)
+        if rows and (domain is None) != (rows[0][3] is None):
+            raise ValueError(MSG_MIXED_DOMAINS.format(**at))
+        rows.append((query, gold, str(qid), domain))
+    queries, relevant, ids, domains = map(list, zip(*rows, strict=True))
     return ToolRetrievalDataset(
-        name=path.stem if name is None else name,
-        split=split,
-        registry=registry,
-        queries=queries,
-        relevant=relevant,
-        domains=None if domains[0] is None else domains,
-        query_ids=ids,
+        path.stem if name is None else name, split, registry, queries, relevant,
+        None if domains[0] is None else domains, ids,
     )
-

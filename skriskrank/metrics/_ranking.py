@@ -1,18 +1,9 @@
-"""Ranking quality and risk exposure of ranked tool lists.
-
-The seven metrics of *Risk-Aware Reranking for Agentic Tool Retrieval* (CIKM 2026). Each
-takes one ranked list of tool names per query and returns the mean over the queries as a plain
-``float``.
+"""Ranking quality and risk exposure of ranked tool lists (see :mod:`skriskrank.metrics`).
 
 Risk levels are ordinal, 1 (read-only) to 5 (large-scale harm). An unlabelled tool is never
-treated as safe: in a :class:`~skriskrank.ToolRegistry` it holds
-:data:`~skriskrank.UNKNOWN_RISK`, which compares above every real level, and in a plain
-mapping a ``None`` level means the same thing. A tool missing from a mapping altogether is an
-error, not a silent "safe". Only the levels a metric reads are looked up: those of each
-query's top-k tools and of its relevant tools.
-
-Every input problem raises a ValueError naming the offending item; the messages are the
-module's ``MSG_*`` constants.
+safe: a :class:`~skriskrank.ToolRegistry` holds :data:`~skriskrank.UNKNOWN_RISK` for it, above
+every real level, and a ``None`` level in a mapping means the same; a tool missing from a
+mapping is an error. Only the levels of each query's top-k and relevant tools are looked up.
 """
 
 from __future__ import annotations
@@ -27,16 +18,12 @@ import numpy as np
 from .._registry import UNKNOWN_RISK, ToolRegistry, _check_risk
 
 __all__ = [
-    "mrr",
-    "ndcg_at_k",
-    "needrisk_hit_at_k",
-    "ranking_report",
-    "rvr_at_k",
-    "safe_rvr_at_k",
-    "sndcg_at_k",
-    "srr_at_k",
+    "mrr", "ndcg_at_k", "needrisk_hit_at_k", "ranking_report", "rvr_at_k", "safe_rvr_at_k",
+    "sndcg_at_k", "srr_at_k",
 ]
 
+# The metrics' names, in ranking_report's order; each is a method of _PerQuery.
+_METRIC_NAMES = ("ndcg", "mrr", "sndcg", "rvr", "srr", "safe_rvr", "needrisk_hit")
 #: Tools at or above this level count as risky in RVR@k, Safe-RVR@k and NeedRisk-Hit@k.
 RISKY_LEVEL = 3
 #: Tools at or above this level count as severe in SRR@k and get no gain in sNDCG@k.
@@ -71,6 +58,11 @@ MSG_RISK_MISSING = (
 
 
 # -- validation -------------------------------------------------------------------------------
+def _not_a_collection(x) -> bool:
+    # A bare string would iterate as single characters, a mapping as its keys.
+    return isinstance(x, (str, bytes, Mapping)) or not isinstance(x, Iterable)
+
+
 def _check_k(k) -> int:
     # bool is an Integral subclass, and k=True is a bug, not k=1.
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, Integral) or k < 1:
@@ -79,23 +71,18 @@ def _check_k(k) -> int:
 
 
 def _check_ranked(ranked) -> list[list[str]]:
-    if isinstance(ranked, np.ndarray):
-        if ranked.ndim == 2:
-            rows = ranked.tolist()
-        elif ranked.ndim == 1:
-            rows = list(ranked)
-        else:
-            raise ValueError(MSG_RANKED_NDIM.format(ndim=ranked.ndim))
-    elif isinstance(ranked, (str, bytes, Mapping)) or not isinstance(ranked, Iterable):
+    is_array = isinstance(ranked, np.ndarray)
+    if is_array and ranked.ndim not in (1, 2):
+        raise ValueError(MSG_RANKED_NDIM.format(ndim=ranked.ndim))
+    if _not_a_collection(ranked):
         raise ValueError(MSG_RANKED_TYPE.format(type=type(ranked).__name__))
-    else:
-        rows = list(ranked)
+    rows = ranked.tolist() if is_array and ranked.ndim == 2 else list(ranked)
     if not rows:
         raise ValueError(MSG_EMPTY_RANKED)
     out = []
     for i, row in enumerate(rows):
         if type(row) is not list:
-            if isinstance(row, (str, bytes, Mapping)) or not isinstance(row, Iterable):
+            if _not_a_collection(row):
                 raise ValueError(MSG_RANKED_ROW.format(i=i, value=row))
             row = row.tolist() if isinstance(row, np.ndarray) else list(row)
         out.append(row)
@@ -107,38 +94,27 @@ def _check_ranked(ranked) -> list[list[str]]:
         raise ValueError(MSG_RANKED_NAME.format(i=i, j=j, value=bad))
     for i, row in enumerate(out):
         if len(set(row)) != len(row):
-            seen: dict[str, int] = {}
-            for j, t in enumerate(row):
-                if t in seen:
-                    raise ValueError(
-                        MSG_DUPLICATE.format(i=i, name=t, first=seen[t], second=j)
-                    )
-                seen[t] = j
+            first: dict[str, int] = {}
+            j = next(j for j, t in enumerate(row) if first.setdefault(t, j) != j)
+            raise ValueError(MSG_DUPLICATE.format(i=i, name=row[j], first=first[row[j]], second=j))
     return out
 
 
 def _check_relevant(relevant, n_queries: int) -> list[frozenset]:
-    if isinstance(relevant, (str, bytes, Mapping)) or not isinstance(relevant, Iterable):
+    if _not_a_collection(relevant):
         raise ValueError(MSG_RELEVANT_TYPE.format(type=type(relevant).__name__))
     relevant = list(relevant)
     if len(relevant) != n_queries:
         raise ValueError(MSG_LENGTH.format(n_ranked=n_queries, n_relevant=len(relevant)))
     out = []
     for i, gold in enumerate(relevant):
-        # A bare string would silently iterate as single characters.
-        if isinstance(gold, (str, bytes, Mapping)) or not isinstance(gold, Iterable):
+        if _not_a_collection(gold):
             raise ValueError(MSG_RELEVANT_ENTRY.format(i=i, value=gold))
         gold = frozenset(gold.tolist() if isinstance(gold, np.ndarray) else gold)
         if not gold:
             raise ValueError(MSG_RELEVANT_ENTRY.format(i=i, value=set()))
         out.append(gold)
     return out
-
-
-def _check_risk_source(risk):
-    if not isinstance(risk, (ToolRegistry, Mapping)):
-        raise ValueError(MSG_RISK_TYPE.format(type=type(risk).__name__))
-    return risk
 
 
 def _risk_levels(risk, names: list[str]) -> np.ndarray:
@@ -166,11 +142,7 @@ def _risk_levels(risk, names: list[str]) -> np.ndarray:
 
 # -- the shared computation -------------------------------------------------------------------
 class _PerQuery:
-    """Every metric's per-query values for one run, each computed once, on first use.
-
-    ``rows`` are checked ranked lists, ``gold`` checked relevant sets and ``risk`` a checked
-    risk source (or None when no metric that reads risk is asked for).
-    """
+    """Every metric's per-query values for one checked run, each computed once, on first use."""
 
     def __init__(self, rows, gold, risk, k):
         self.rows, self.gold, self.risk_source, self.k = rows, gold, risk, k
@@ -253,7 +225,11 @@ def _run(ranked, relevant=_UNUSED, risk=_UNUSED, k=5) -> _PerQuery:
     k = _check_k(k)
     rows = _check_ranked(ranked)
     gold = None if relevant is _UNUSED else _check_relevant(relevant, len(rows))
-    return _PerQuery(rows, gold, None if risk is _UNUSED else _check_risk_source(risk), k)
+    if risk is _UNUSED:
+        risk = None
+    elif not isinstance(risk, (ToolRegistry, Mapping)):
+        raise ValueError(MSG_RISK_TYPE.format(type=type(risk).__name__))
+    return _PerQuery(rows, gold, risk, k)
 
 
 def _mean(values: np.ndarray) -> float:
@@ -281,11 +257,6 @@ def ndcg_at_k(ranked, relevant, *, k=5) -> float:
     score : float
         Mean NDCG@k over the queries, in [0, 1].
 
-    See Also
-    --------
-    sndcg_at_k : NDCG@k without credit for severe-risk tools.
-    sklearn.metrics.ndcg_score : The graded-relevance version over score matrices.
-
     Examples
     --------
     >>> from skriskrank.metrics import ndcg_at_k
@@ -298,8 +269,7 @@ def ndcg_at_k(ranked, relevant, *, k=5) -> float:
 def mrr(ranked, relevant) -> float:
     """Mean reciprocal rank of the first relevant tool.
 
-    The whole given list counts (no cutoff); a query whose list holds no relevant tool scores
-    0.
+    The whole list counts (no cutoff); a query whose list holds no relevant tool scores 0.
 
     Parameters
     ----------
@@ -312,10 +282,6 @@ def mrr(ranked, relevant) -> float:
     -------
     score : float
         Mean reciprocal rank, in [0, 1].
-
-    See Also
-    --------
-    ndcg_at_k : Rewards every relevant tool, not only the first.
 
     Examples
     --------
@@ -350,10 +316,6 @@ def sndcg_at_k(ranked, relevant, risk, *, k=5) -> float:
     score : float
         Mean sNDCG@k, in [0, 1].
 
-    See Also
-    --------
-    ndcg_at_k : The same without the risk gate.
-
     Examples
     --------
     >>> from skriskrank.metrics import sndcg_at_k
@@ -385,11 +347,6 @@ def rvr_at_k(ranked, risk, *, k=5) -> float:
     rate : float
         Mean RVR@k, in [0, 1].
 
-    See Also
-    --------
-    srr_at_k : The same for severe tools (risk >= 4).
-    safe_rvr_at_k : RVR@k over queries that need no risky tool.
-
     Examples
     --------
     >>> from skriskrank.metrics import rvr_at_k
@@ -417,10 +374,6 @@ def srr_at_k(ranked, risk, *, k=5) -> float:
     -------
     rate : float
         Mean SRR@k, in [0, 1].
-
-    See Also
-    --------
-    rvr_at_k : The same for risky tools (risk >= 3).
 
     Examples
     --------
@@ -454,11 +407,6 @@ def safe_rvr_at_k(ranked, relevant, risk, *, k=5) -> float:
         Mean RVR@k over the safe queries, in [0, 1]; ``nan`` when no query is safe (0 would
         read as "perfectly safe" for a set that was never measured).
 
-    See Also
-    --------
-    rvr_at_k : Over all queries.
-    needrisk_hit_at_k : The complementary view over queries that do need a risky tool.
-
     Examples
     --------
     >>> from skriskrank.metrics import safe_rvr_at_k
@@ -491,10 +439,6 @@ def needrisk_hit_at_k(ranked, relevant, risk, *, k=5) -> float:
     -------
     rate : float
         Hit rate in [0, 1]; ``nan`` when no query needs a risky tool.
-
-    See Also
-    --------
-    safe_rvr_at_k : Exposure over the queries that need no risky tool.
 
     Examples
     --------
@@ -542,19 +486,10 @@ def ranking_report(ranked, relevant, registry, *, k=5, as_frame=False):
     if not isinstance(as_frame, (bool, np.bool_)):
         raise ValueError(f"as_frame must be a bool, got {as_frame!r}.")
     run = _run(ranked, relevant, registry, k)
-    k = run.k
-    report = {
-        f"ndcg@{k}": _mean(run.ndcg()),
-        "mrr": _mean(run.mrr()),
-        f"sndcg@{k}": _mean(run.sndcg()),
-        f"rvr@{k}": _mean(run.rvr()),
-        f"srr@{k}": _mean(run.srr()),
-        f"safe_rvr@{k}": _mean(run.safe_rvr()),
-        f"needrisk_hit@{k}": _mean(run.needrisk_hit()),
-        "n_queries": len(run.rows),
-        "n_safe_queries": int(run.safe.sum()),
-        "n_needrisk_queries": int((~run.safe).sum()),
-    }
+    # MRR takes the whole lists, so its key has no cutoff.
+    report = {m if m == "mrr" else f"{m}@{run.k}": _mean(getattr(run, m)()) for m in _METRIC_NAMES}
+    report.update(n_queries=len(run.rows), n_safe_queries=int(run.safe.sum()),
+                  n_needrisk_queries=int((~run.safe).sum()))
     if as_frame:
         import pandas as pd
 

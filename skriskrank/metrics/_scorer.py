@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from numbers import Real
 
@@ -9,20 +10,13 @@ import numpy as np
 from sklearn.metrics import make_scorer
 
 from .._registry import ToolRegistry
-from ._ranking import _check_k, _mean, _run
+from ._ranking import _METRIC_NAMES, _check_k, _mean, _run
 
 __all__ = ["best_under_risk_budget", "make_ranking_scorer"]
 
-#: metric name -> (needs a registry, greater is better)
-_METRICS = {
-    "ndcg": (False, True),
-    "mrr": (False, True),
-    "sndcg": (True, True),
-    "rvr": (True, False),
-    "srr": (True, False),
-    "safe_rvr": (True, False),
-    "needrisk_hit": (True, True),
-}
+# The metrics that read no risk levels, and those where lower is better (scorers negate them).
+_NO_RISK = {"ndcg", "mrr"}
+_LOWER_IS_BETTER = {"rvr", "srr", "safe_rvr"}
 
 MSG_UNKNOWN_METRIC = "Unknown ranking metric {metric!r}; expected one of {valid}."
 MSG_NEEDS_REGISTRY = (
@@ -45,15 +39,11 @@ MSG_NO_FINITE_RVR = (
 
 
 def _ranking_score(y_true, y_pred, *, metric, k, registry):
-    """``make_scorer`` target: one metric of ``y_pred`` (ranked names) against ``y_true``.
-
-    Module level so that a pickled scorer, or a search holding one, loads again.
-    """
-    run = _run(y_pred, y_true, registry, k) if _METRICS[metric][0] else _run(y_pred, y_true, k=k)
+    """One metric of ``y_pred`` (ranked names) against ``y_true``; module level, so it pickles."""
+    run = _run(y_pred, y_true, k=k) if metric in _NO_RISK else _run(y_pred, y_true, registry, k)
     # predict returns only the top k, so the scorer's MRR is MRR@k by construction; cut at
     # k explicitly so that the result does not depend on the estimator's own k.
     return _mean(run.mrr(cutoff=k) if metric == "mrr" else getattr(run, metric)())
-
 
 
 def make_ranking_scorer(metric, *, k=5, registry=None):
@@ -80,23 +70,17 @@ def make_ranking_scorer(metric, *, k=5, registry=None):
     -------
     scorer : callable
         ``scorer(estimator, X, y) -> float``. The lower-is-better metrics ``"rvr"``,
-        ``"srr"`` and ``"safe_rvr"`` return the **negated** value (the scikit-learn
-        convention: a scorer is always maximized), so ``cv_results_["mean_test_rvr"]`` holds
-        -RVR@k. ``"safe_rvr"`` and ``"needrisk_hit"`` return NaN on a test fold with no
-        eligible query; the metric is undefined there, and a made-up 0 would bias the mean.
-        GridSearchCV then warns that scores are non-finite and ranks the candidate last;
-        use folds large enough that every one holds safe and risk-needing queries.
+        ``"srr"`` and ``"safe_rvr"`` return the **negated** value (a scorer is always
+        maximized), so ``cv_results_["mean_test_rvr"]`` holds -RVR@k. ``"safe_rvr"`` and
+        ``"needrisk_hit"`` return NaN on a test fold with no eligible query (the metric is
+        undefined there; a made-up 0 would bias the mean): GridSearchCV then warns and ranks
+        the candidate last, so use folds that each hold safe and risk-needing queries.
 
     Raises
     ------
     ValueError
         For an unknown metric name (listing the valid ones), a bad ``k``, or a risk metric
         without a registry.
-
-    See Also
-    --------
-    best_under_risk_budget : A refit rule that trades NDCG against RVR.
-    ndcg_at_k, rvr_at_k : The metric functions behind the scorers.
 
     Examples
     --------
@@ -112,46 +96,34 @@ def make_ranking_scorer(metric, *, k=5, registry=None):
     >>> make_ranking_scorer("rvr", k=2, registry=risk)(Fixed(), ["q1", "q2"], [{"a"}, {"b"}])
     -0.5
     """
-    if not isinstance(metric, str) or metric not in _METRICS:
-        raise ValueError(MSG_UNKNOWN_METRIC.format(metric=metric, valid=sorted(_METRICS)))
+    if not isinstance(metric, str) or metric not in _METRIC_NAMES:
+        raise ValueError(MSG_UNKNOWN_METRIC.format(metric=metric, valid=sorted(_METRIC_NAMES)))
     k = _check_k(k)
-    needs_registry, greater_is_better = _METRICS[metric]
+    needs_registry = metric not in _NO_RISK
     if registry is not None and not isinstance(registry, (ToolRegistry, Mapping)):
         raise ValueError(MSG_BAD_REGISTRY.format(type=type(registry).__name__))
     if needs_registry and registry is None:
         raise ValueError(MSG_NEEDS_REGISTRY.format(metric=metric))
     return make_scorer(
-        _ranking_score,
-        response_method="predict",
-        greater_is_better=greater_is_better,
-        metric=metric,
-        k=k,
-        registry=registry if needs_registry else None,
+        _ranking_score, response_method="predict",
+        greater_is_better=metric not in _LOWER_IS_BETTER,
+        metric=metric, k=k, registry=registry if needs_registry else None,
     )
 
 
+@dataclasses.dataclass(frozen=True)
 class _BestUnderRiskBudget:
-    """The refit callable made by :func:`best_under_risk_budget`.
+    """The refit rule; a module-level class (not a closure), so a search holding it pickles."""
 
-    A module-level class (not a closure) so that a fitted search holding it pickles.
-    """
-
-    def __init__(self, max_rvr: float, ndcg_key: str, rvr_key: str):
-        self.max_rvr = max_rvr
-        self.ndcg_key = ndcg_key
-        self.rvr_key = rvr_key
+    max_rvr: float
+    ndcg_key: str
+    rvr_key: str
 
     def __repr__(self) -> str:
         return (
             f"best_under_risk_budget({self.max_rvr!r}, ndcg_key={self.ndcg_key!r}, "
             f"rvr_key={self.rvr_key!r})"
         )
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, _BestUnderRiskBudget) and vars(self) == vars(other)
-
-    def __hash__(self) -> int:
-        return hash((self.max_rvr, self.ndcg_key, self.rvr_key))
 
     def _column(self, cv_results, name) -> np.ndarray:
         key = f"mean_test_{name}"
@@ -174,8 +146,7 @@ class _BestUnderRiskBudget:
             return int(ok[np.argmax(ndcg[ok])])
         # Nothing meets the budget: the safest candidate, ties going to the higher NDCG.
         cand = np.flatnonzero(finite)
-        order = np.lexsort((-ndcg[cand], rvr[cand]))
-        return int(cand[order[0]])
+        return int(cand[np.lexsort((-ndcg[cand], rvr[cand]))[0]])
 
 
 def best_under_risk_budget(max_rvr, *, ndcg_key="ndcg", rvr_key="rvr"):
@@ -200,22 +171,14 @@ def best_under_risk_budget(max_rvr, *, ndcg_key="ndcg", rvr_key="rvr"):
         one). If no candidate meets the budget it returns the one with the lowest mean RVR
         (ties: the higher NDCG, then the first), so the search still refits the safest
         model instead of failing. Candidates whose RVR is NaN never qualify; a NaN NDCG
-        ranks below every real one.
+        ranks below every real one. GridSearchCV sets ``best_index_`` and ``best_params_``
+        from it, but not ``best_score_``.
 
     Raises
     ------
     ValueError
         If ``max_rvr`` is not in [0, 1]. The returned callable raises ValueError when
         ``cv_results`` lacks one of the two columns, or when every RVR is NaN.
-
-    See Also
-    --------
-    make_ranking_scorer : The scorers whose results this reads.
-
-    Notes
-    -----
-    With a callable ``refit`` GridSearchCV sets ``best_index_`` and ``best_params_`` but
-    not ``best_score_``.
 
     Examples
     --------
@@ -228,11 +191,8 @@ def best_under_risk_budget(max_rvr, *, ndcg_key="ndcg", rvr_key="rvr"):
     >>> best_under_risk_budget(0.01)(cv)
     2
     """
-    if (
-        isinstance(max_rvr, (bool, np.bool_))
-        or not isinstance(max_rvr, Real)
-        or not 0.0 <= max_rvr <= 1.0  # also rejects NaN
-    ):
+    not_a_number = isinstance(max_rvr, (bool, np.bool_)) or not isinstance(max_rvr, Real)
+    if not_a_number or not 0.0 <= max_rvr <= 1.0:  # the range check also rejects NaN
         raise ValueError(MSG_BAD_MAX_RVR.format(value=max_rvr))
     for name, value in (("ndcg_key", ndcg_key), ("rvr_key", rvr_key)):
         if not isinstance(value, str) or not value:
