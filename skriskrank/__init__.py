@@ -30,24 +30,10 @@ from .metrics import best_under_risk_budget, make_ranking_scorer, ranking_report
 __version__ = "0.1.0"
 
 __all__ = [
-    "DEFAULT_PERMISSION_KEYWORDS",
-    "EDGE_TYPES",
-    "PERMISSION_CATEGORIES",
-    "UNKNOWN_RISK",
-    "DenseRetriever",
-    "FrozenEmbedder",
-    "GraphSmoother",
-    "RankingBatch",
-    "RiskAwareReranker",
-    "RuleFilter",
-    "ToolRegistry",
-    "best_under_risk_budget",
-    "build_pipeline",
-    "build_tool_graph",
-    "derive_permissions",
-    "make_ranking_scorer",
-    "ranking_report",
-    "rule_filter",
+    "DEFAULT_PERMISSION_KEYWORDS", "EDGE_TYPES", "PERMISSION_CATEGORIES", "UNKNOWN_RISK",
+    "DenseRetriever", "FrozenEmbedder", "GraphSmoother", "RankingBatch", "RiskAwareReranker",
+    "RuleFilter", "ToolRegistry", "best_under_risk_budget", "build_pipeline", "build_tool_graph",
+    "derive_permissions", "make_ranking_scorer", "ranking_report", "rule_filter",
     "rule_filter_batch",
 ]
 

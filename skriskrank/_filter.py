@@ -18,7 +18,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, validate_params
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import RankingStepMixin
@@ -26,16 +26,6 @@ from ._fast import dot_error_bound, filter_scan
 
 __all__ = ["RuleFilter", "rule_filter", "rule_filter_batch"]
 
-MSG_K = "k must be an integer >= 1, got {k!r}."
-MSG_CAP = "{name} must be None (no cap) or an integer >= 0, got {value!r}."
-MSG_HIGH_RISK_LEVEL = (
-    "high_risk_level must be an integer risk level in 1..5, got {value!r}: tools with "
-    "risk >= high_risk_level (and every unknown or out-of-range risk) count as high risk."
-)
-MSG_BROAD_LEVEL = "broad_level must be an integer >= 1, got {value!r}."
-MSG_THRESHOLD = (
-    "redundancy_threshold must be None (rule off) or a real number in [-1, 1], got {value!r}."
-)
 MSG_NOTHING_ACCEPTABLE = (
     "max_high_risk=0 with high_risk_level=1 marks every tool as high risk and rejects all of "
     "them, so the filter could never accept a tool; raise high_risk_level or max_high_risk."
@@ -78,24 +68,22 @@ MSG_BATCH_DEPRECATED = (
 
 
 # -- validation -----------------------------------------------------------------------------
-def _is_int(value) -> bool:
-    return isinstance(value, Integral) and not isinstance(value, (bool, np.bool_))
+#: The filter's options, checked by scikit-learn's parameter validation in rule_filter and in
+#: RuleFilter alike.
+_OPTIONS = {
+    "k": [Interval(Integral, 1, None, closed="left")],
+    "max_high_risk": [Interval(Integral, 0, None, closed="left"), None],
+    "high_risk_level": [Interval(Integral, 1, 5, closed="both")],
+    "max_broad": [Interval(Integral, 0, None, closed="left"), None],
+    "broad_level": [Interval(Integral, 1, None, closed="left")],
+    "redundancy_threshold": [Interval(Real, -1, 1, closed="both"), None],
+}
 
 
 def _check_options(k, max_high_risk, high_risk_level, max_broad, broad_level, thr):
-    """Validate the filter options; return them normalized (``None`` = off)."""
-    if not _is_int(k) or k < 1:
-        raise ValueError(MSG_K.format(k=k))
-    for name, cap in (("max_high_risk", max_high_risk), ("max_broad", max_broad)):
-        if cap is not None and (not _is_int(cap) or cap < 0):
-            raise ValueError(MSG_CAP.format(name=name, value=cap))
-    if not _is_int(high_risk_level) or not 1 <= high_risk_level <= 5:
-        raise ValueError(MSG_HIGH_RISK_LEVEL.format(value=high_risk_level))
-    if not _is_int(broad_level) or broad_level < 1:
-        raise ValueError(MSG_BROAD_LEVEL.format(value=broad_level))
-    if thr is not None and (not isinstance(thr, Real) or isinstance(thr, (bool, np.bool_))
-                            or not -1.0 <= float(thr) <= 1.0):
-        raise ValueError(MSG_THRESHOLD.format(value=thr))
+    """The validated options, normalized: a cap that cannot bind is off (``None``)."""
+    if isinstance(k, (bool, np.bool_)):  # an Integral to scikit-learn, but k=True is a bug
+        raise ValueError(f"The 'k' parameter must be an int >= 1, not {k!r}.")
     if max_high_risk == 0 and high_risk_level == 1:
         raise ValueError(MSG_NOTHING_ACCEPTABLE)
     # A cap of k or more never binds, and a cosine never exceeds 1: those are "off" too, and
@@ -196,6 +184,7 @@ def _decide(ranked, tools, options):
     return filter_scan(ranked, high, broad, emb, k, max_high, max_broad, thr, tol)
 
 
+@validate_params(_OPTIONS, prefer_skip_nested_validation=True)
 def rule_filter(ranked, risk, permission_counts, embeddings, k=5, *, max_high_risk=1,
                 high_risk_level=3, max_broad=2, broad_level=2, redundancy_threshold=0.9):
     """Greedy risk, permission and redundancy filter of ranked lists (Appendix C).
@@ -242,22 +231,14 @@ def rule_filter(ranked, risk, permission_counts, embeddings, k=5, *, max_high_ri
         unscanned rest, each group in its original order. The first ``min(k, n)`` entries
         are the filtered top-k; when fewer than ``k`` tools pass, deferred tools fill it.
 
-    Raises
-    ------
-    ValueError
-        Naming the offending item: ``k < 1``, a bad option, ``ranked`` not an array of
-        integers, a repeated or out-of-range index (with its row), a NaN embedding row,
-        arrays of different lengths.
-
     See Also
     --------
     RuleFilter : The filter as a pipeline step.
 
     Notes
     -----
-    The scan costs O(n * k) similarity evaluations per list. Raising a count cap never
-    lowers the number of tools accepted when the redundancy rule is off. With it on, it
-    can: an extra accepted high-risk tool may make several later tools redundant.
+    Raising a count cap never lowers the number of tools accepted when the redundancy rule is
+    off; with it on it can (an extra accepted tool may make later ones redundant).
 
     Examples
     --------
@@ -298,19 +279,7 @@ def rule_filter(ranked, risk, permission_counts, embeddings, k=5, *, max_high_ri
 
 
 def rule_filter_batch(ranked_2d, risk, permission_counts, embeddings, k=5, **options):
-    """Deprecated: :func:`rule_filter` takes 2-D rankings.
-
-    Parameters
-    ----------
-    ranked_2d : array-like of int of shape (n_queries, m)
-        One ranked list per row.
-    risk, permission_counts, embeddings, k, **options
-        As in :func:`rule_filter`.
-
-    Returns
-    -------
-    filtered : ndarray of int64 of shape (n_queries, m)
-    """
+    """Deprecated alias of :func:`rule_filter` on 2-D rankings (removed in the next release)."""
     warnings.warn(MSG_BATCH_DEPRECATED, FutureWarning, stacklevel=2)
     if np.ndim(ranked_2d) != 2:
         raise ValueError(MSG_RANKED_SHAPE.format(shape=np.shape(ranked_2d)))
@@ -356,9 +325,8 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
 
     Notes
     -----
-    ``fit`` learns nothing beyond the batch's registry and encoder; it checks every tool's
-    rule inputs once (so that an online call checks only its rankings) and rejects option
-    combinations that could never accept a tool.
+    ``fit`` checks every tool's rule inputs once, so that an online call checks only its
+    rankings.
 
     Examples
     --------
@@ -382,15 +350,7 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
     [[1, 3, 2, 0]]
     """
 
-    _parameter_constraints: dict = {
-        "k": [Interval(Integral, 1, None, closed="left")],
-        "max_high_risk": [Interval(Integral, 0, None, closed="left"), None],
-        # The range 1..5 is checked in fit, with the message that explains it.
-        "high_risk_level": [Interval(Integral, None, None, closed="neither")],
-        "max_broad": [Interval(Integral, 0, None, closed="left"), None],
-        "broad_level": [Interval(Integral, 1, None, closed="left")],
-        "redundancy_threshold": [Interval(Real, -1, 1, closed="both"), None],
-    }
+    _parameter_constraints: dict = dict(_OPTIONS)
 
     def __init__(self, *, k=5, max_high_risk=1, high_risk_level=3, max_broad=2, broad_level=2,
                  redundancy_threshold=0.9):

@@ -28,17 +28,6 @@ from ._threads import cpu_count, thread_pool
 from ._topk import topk_rows
 
 __all__ = [
-    "ACCEPTED",
-    "BROAD",
-    "HIGH_RISK",
-    "REDUNDANT",
-    "UNSCANNED",
-    "Int8CosineIndex",
-    "cpu_count",
-    "dot_error_bound",
-    "filter_scan",
-    "hidden_layer",
-    "spread",
-    "thread_pool",
-    "topk_rows",
+    "ACCEPTED", "BROAD", "HIGH_RISK", "REDUNDANT", "UNSCANNED", "Int8CosineIndex", "cpu_count",
+    "dot_error_bound", "filter_scan", "hidden_layer", "spread", "thread_pool", "topk_rows",
 ]

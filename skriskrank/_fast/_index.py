@@ -64,17 +64,11 @@ def _grow(a):
     out[:, : a.shape[1]] = a
     return out
 
-# One pass over the codes. An exact interval per tool needs three float64 per-tool
-# values: streamed, they do not vectorize (0.5 ms at 100k tools, a third of the scan);
-# fetched only for the tools that pass a test, each is a cache miss (the scan has just
-# evicted them). The index instead stores its tools sorted by scale, so that a block's
-# scales agree to about 0.1% and its residuals follow: the block's extremes then bound
-# every tool in it almost as tightly, and the scan reads nothing but codes. Each block
-# turns the running tau into an integer threshold T, and a tool below T costs its dot
-# product and one integer comparison.
-# The dot products go to a block buffer first: with the bounds in the same loop body,
-# numba no longer vectorizes the int8 dot product (measured 3x slower). Threads share
-# a scan by ranges of blocks (Int8CosineIndex.top), each call with its own heap.
+# One pass over the codes (see the module docstring). Per-tool float64 bounds, streamed or
+# fetched on demand, cost a third of the scan; the block extremes cost nothing. The dot
+# products go to a block buffer first: with the bounds in the same loop body, numba no longer
+# vectorizes the int8 dot product (measured 3x slower). Threads share a scan by ranges of
+# blocks (Int8CosineIndex.top), each call with its own heap.
 @njit(cache=True, nogil=True)
 def _scan(codes, perm, qcodes, blk_smin, blk_smax, blk_resid, blk_total, qscale, qnorm_c,
          qresid, delta, n, block, b0, b1):

@@ -19,13 +19,6 @@ from ._loaders import (
 )
 
 __all__ = [
-    "DEMO_DOMAINS",
-    "SEALTOOLS_SPLITS",
-    "DemoData",
-    "ToolRetrievalDataset",
-    "load_demo",
-    "load_queries_jsonl",
-    "load_registry_csv",
-    "load_sealtools",
-    "load_ultratool",
+    "DEMO_DOMAINS", "SEALTOOLS_SPLITS", "DemoData", "ToolRetrievalDataset", "load_demo",
+    "load_queries_jsonl", "load_registry_csv", "load_sealtools", "load_ultratool",
 ]

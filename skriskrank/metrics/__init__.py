@@ -30,14 +30,6 @@ from ._ranking import (
 from ._scorer import best_under_risk_budget, make_ranking_scorer
 
 __all__ = [
-    "best_under_risk_budget",
-    "make_ranking_scorer",
-    "mrr",
-    "ndcg_at_k",
-    "needrisk_hit_at_k",
-    "ranking_report",
-    "rvr_at_k",
-    "safe_rvr_at_k",
-    "sndcg_at_k",
-    "srr_at_k",
+    "best_under_risk_budget", "make_ranking_scorer", "mrr", "ndcg_at_k", "needrisk_hit_at_k",
+    "ranking_report", "rvr_at_k", "safe_rvr_at_k", "sndcg_at_k", "srr_at_k",
 ]
