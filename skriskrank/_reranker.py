@@ -304,11 +304,10 @@ def _train_heads(params, seed, q_emb, t_emb, candidates, hard_pool, gold, risk, 
                  verbose=0):
     """Train the two heads; a pure function of its arguments, so ``memory`` can cache it.
 
-    ``params`` are the reranker's parameters that affect training; ``candidates`` is None
-    for the full pool; ``hard_pool`` holds each query's best non-gold candidates (-1 pads);
-    ``gold`` is each query's gold indices as ``(concatenated, offsets)`` (arrays, which
-    ``memory`` hashes and records quickly, where a list of arrays is slow to record).
-    ``verbose`` is skorch's per-epoch log. Returns the fitted attributes.
+    ``params``: the reranker's parameters that affect training; ``candidates``: None for the
+    full pool; ``hard_pool``: each query's best non-gold candidates (-1 pads); ``gold``: each
+    query's gold indices as ``(concatenated, offsets)`` (arrays, which ``memory`` records
+    quickly, unlike a list of arrays). Returns the fitted attributes.
     """
     relevant = np.split(*gold)
     n_q = len(q_emb)
@@ -341,27 +340,15 @@ def _train_heads(params, seed, q_emb, t_emb, candidates, hard_pool, gold, risk, 
             [relevant[i] for i in valid], params["k"], params["patience"]))]
     torch.manual_seed(seed)
     net = DualHeadNet(
-        DualHeadModule,
-        module__dim=t_emb.shape[1],
-        module__hidden=params["hidden"],
+        DualHeadModule, module__dim=t_emb.shape[1], module__hidden=params["hidden"],
         module__relevance_head=params["relevance_head"],
-        module__interaction_rank=params.get("interaction_rank"),
-        criterion=nn.MSELoss,
-        optimizer=torch.optim.Adam,
-        lr=params["lr"],
-        max_epochs=params["epochs"],
-        batch_size=params["batch_size"],
-        train_split=None,
-        iterator_train=_TripletBatches,
+        module__interaction_rank=params.get("interaction_rank"), criterion=nn.MSELoss,
+        optimizer=torch.optim.Adam, lr=params["lr"], max_epochs=params["epochs"],
+        batch_size=params["batch_size"], train_split=None, iterator_train=_TripletBatches,
         iterator_train__shuffle=True,
-        iterator_train__generator=torch.Generator().manual_seed(seed),
-        callbacks=callbacks,
-        predict_nonlinearity=None,
-        margin=params["margin"],
-        risk_loss_weight=params["risk_loss_weight"],
-        device=device,
-        verbose=verbose,
-    )
+        iterator_train__generator=torch.Generator().manual_seed(seed), callbacks=callbacks,
+        predict_nonlinearity=None, margin=params["margin"],
+        risk_loss_weight=params["risk_loss_weight"], device=device, verbose=verbose)
     # The heads' mini-batches are too small for intra-op threads to pay off (measured 6x
     # slower with 2 threads on a busy 2-core machine), and one thread per fit keeps
     # GridSearchCV(n_jobs=...) workers from oversubscribing the cores.
@@ -382,7 +369,6 @@ def _train_heads(params, seed, q_emb, t_emb, candidates, hard_pool, gold, risk, 
     # and saves to skops files, and the net is rebuilt from them on demand (net_).
     state = {name: v.detach().cpu().numpy() for name, v in net.module_.state_dict().items()}
     return {"module_state_": state, **fitted}
-
 
 
 # --------------------------------------------------------------------------------------------
