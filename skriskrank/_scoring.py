@@ -194,9 +194,12 @@ class HeadWeights:
                 bb = np.ascontiguousarray(b[:, t0:t0 + tb])
                 part = np.ascontiguousarray(tool_t[:, t0:t0 + tb])[None]
                 for s in range(0, len(q), qb):
-                    g = a[s:s + qb].reshape(-1, r + 1) @ bb
-                    hidden_layer(g.reshape(-1, h, bb.shape[1]), part, self.w2,
-                                 out[s:s + qb, t0:t0 + tb])
+                    w = bb.shape[1]
+                    # Without interactions (r = 0) the product is the query part broadcast
+                    # along the tools: no GEMM, no (queries, hidden, tools) block.
+                    g = (np.broadcast_to(a[s:s + qb, :, r:], (len(a[s:s + qb]), h, w)) if not r
+                         else (a[s:s + qb].reshape(-1, r + 1) @ bb).reshape(-1, h, w))
+                    hidden_layer(g, part, self.w2, out[s:s + qb, t0:t0 + tb])
             return _sigmoid(out)
         candidates = np.asarray(candidates)
         m = candidates.shape[1]
