@@ -15,6 +15,7 @@ from ._batch import RankingBatch
 from ._embedding import FrozenEmbedder
 from ._filter import RuleFilter, rule_filter, rule_filter_batch
 from ._graph import EDGE_TYPES, GraphSmoother, build_tool_graph
+from ._need import NeedAwareFilter
 from ._pipeline import build_pipeline
 from ._registry import (
     DEFAULT_PERMISSION_KEYWORDS,
@@ -31,7 +32,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DEFAULT_PERMISSION_KEYWORDS", "EDGE_TYPES", "PERMISSION_CATEGORIES", "UNKNOWN_RISK",
-    "DenseRetriever", "FrozenEmbedder", "GraphSmoother", "RankingBatch", "RiskAwareReranker",
+    "DenseRetriever", "FrozenEmbedder", "GraphSmoother", "NeedAwareFilter",
+    "RankingBatch", "RiskAwareReranker",
     "RuleFilter", "ToolRegistry", "best_under_risk_budget", "build_pipeline", "build_tool_graph",
     "derive_permissions", "make_ranking_scorer", "ranking_report", "rule_filter",
     "rule_filter_batch",
