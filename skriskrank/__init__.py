@@ -20,11 +20,14 @@ from ._retriever import DenseRetriever
 from .metrics import best_under_risk_budget, make_ranking_scorer, ranking_report
 from ._registry import (
     DEFAULT_PERMISSION_KEYWORDS,
+    HINT_DEFAULTS,
     PERMISSION_CATEGORIES,
     UNKNOWN_RISK,
     ToolRegistry,
     derive_permissions,
+    format_parameters,
 )
+from ._tools import load_tools
 
 __version__ = "0.1.0"
 
@@ -36,6 +39,7 @@ __all__ = [
     "UNKNOWN_RISK",
     "DenseRetriever",
     "EDGE_TYPES",
+    "HINT_DEFAULTS",
     "GraphSmoother",
     "FrozenEmbedder",
     "MMRReranker",
@@ -48,6 +52,8 @@ __all__ = [
     "build_pipeline",
     "build_tool_graph",
     "derive_permissions",
+    "format_parameters",
+    "load_tools",
     "make_ranking_scorer",
     "ranking_report",
     "rule_filter",
