@@ -9,6 +9,7 @@ smoother and a greedy rule filter, each a scikit-learn estimator that composes i
 :class:`sklearn.pipeline.Pipeline`.
 """
 
+from ._auditor import RiskAuditor
 from ._baselines import BM25Reranker, CrossEncoderReranker, MMRReranker, RiskPenaltyReranker
 from ._batch import RankingBatch
 from ._cli import build_pipeline
@@ -44,6 +45,7 @@ __all__ = [
     "FrozenEmbedder",
     "MMRReranker",
     "RankingBatch",
+    "RiskAuditor",
     "RiskAwareReranker",
     "RiskPenaltyReranker",
     "RuleFilter",
