@@ -172,6 +172,50 @@ def mcp_check(data_dir) -> dict:
     }
 
 
+#: What was tried before the defaults were fixed (research scripts outside the repository;
+#: pooled 5-fold stratified CV, seed 0, the same folds as the rows; transfer rows fit on one
+#: registry and predict the other). Kept in the report so a reader sees how far each idea went.
+RESEARCH_NOTES = """\
+## What was tried
+
+Pooled 5-fold CV QWK (`coverage=0.5`); every choice below was made on these numbers, which
+use only the labelled registries (never the MCP sample, never a transfer row's test side
+alone). The transfer rows use the same defaults, so they are not tuned for transfer.
+
+| model | pooled QWK | transfer UT->ST / ST->UT |
+|---|---|---|
+| LR on the embedding, C=1 (the issue's baseline), median rule | 0.760 | 0.697 / 0.359 |
+| the same, C=3 / C=10 | 0.782 / 0.786 | |
+| ordinal LR (Frank and Hall: 4 binary LRs), embedding, C=3 / C=10 | 0.766 / 0.779 | |
+| TF-IDF of words and word pairs alone, C=10 | 0.800 | |
+| embedding + TF-IDF (weight 1), C=3 | 0.817 | 0.710 / 0.344 |
+| the same, TF-IDF weight 1.5 / 2 | 0.819 / 0.819 | 0.719 / 0.351 (weight 2) |
+| the same, Seal-Tools texts with parameter names and descriptions | 0.818 | |
+| + square-root-balanced level weights, C=3 (**chosen**; 2^15 buckets) | 0.827 | 0.707 / 0.366 |
+| the same, C=1 | 0.824 | 0.736 / 0.367 |
+| the same, fully balanced weights | | 0.683 / 0.396 |
+| ordinal LR with square-root-balanced weights | | 0.707 / 0.392 |
+| + the five permission categories of `derive_permissions` as features | | 0.693 / 0.376 |
+| + cosine similarity to the five rubric level descriptions | | 0.681 / 0.386 |
+
+- **Transfer.** No variant reached 0.78 (UltraTool -> Seal-Tools) or 0.45 (Seal-Tools ->
+  UltraTool). The two label sets differ in kind: 13.5% of UltraTool's tools are at level >= 3
+  against 1.8% of Seal-Tools', so a model fitted on Seal-Tools has 72 risky examples and
+  grades almost every UltraTool tool 1 or 2 (see the confusion matrix), and UltraTool's terse
+  descriptions ("Academic Achievement Query Tool") share little vocabulary with Seal-Tools'
+  API descriptions. Fully balanced weights help Seal-Tools -> UltraTool a little (0.396) but
+  cost pooled QWK and UltraTool -> Seal-Tools, so the pooled CV did not choose them.
+- **Conservative rule.** The out-of-fold `P(level >= 3)` of the chosen model ranks risky tools
+  with AUC 0.963, and the best any threshold on it does at recall 0.90 is about 0.045 of
+  level-1 and 0.13 of level-2 tools flagged: the ranking, not the quantile rule, is what
+  misses <= 0.03 / <= 0.10, so per-level thresholds cannot reach the target either.
+- **Parameters in the text.** Seal-Tools' parameter names and descriptions did not change the
+  pooled QWK (0.818 against 0.819), so the packaged model is fitted on the registries as the
+  benchmarks' loaders give them (`"{name}: {description}"`), and shares their cached
+  embeddings; at audit time a tool's text includes its parameters.
+"""
+
+
 # -- report -------------------------------------------------------------------------------------
 def _fmt_confusion(cm) -> str:
     return " / ".join(",".join(str(v) for v in row) for row in cm)
@@ -214,7 +258,10 @@ def render(result: dict) -> str:
         "# RiskAuditor (issue 13)", "",
         ("`python -m benchmarks.audit --data ../shared/data`; levels 1..5 of the paper's "
          f"released labels, {result['n_tools']} tools; all-MiniLM-L6-v2. The QWK rows use "
-         "`coverage=0.5`, the conservative rows the default coverage."), "",
+         "`coverage=0.5`, the conservative rows the default coverage. Baseline: the issue's "
+         "multinomial logistic regression on the embeddings of `\"{name}: {description}\"`, "
+         "measured here with argmax (the issue quotes 0.71 / 0.36 / 0.78; the same model's "
+         "median level gives 0.70 / 0.36 / 0.76 here)."), "",
         md_table(["measure", "baseline", "target", "RiskAuditor", "met"],
                  [c[:4] + ["yes" if c[4] else "**no**"] for c in checks]),
         "", "## Confusion matrices (rows: true level 1..5, columns: predicted 1..5)", "",
@@ -229,7 +276,7 @@ def render(result: dict) -> str:
     lines.append(md_table(["row", "model", "QWK", "within-one", "recall >= 3",
                            "L1 >= 3", "L2 >= 3", "confusion (rows L1 / ... / L5)"], cm_rows))
     lines += [
-        "", "## Choosing the default coverage", "",
+        "", RESEARCH_NOTES, "## Choosing the default coverage", "",
         (f"Out-of-fold recall of level >= 3 tools over the pooled CV; the smallest coverage "
          f"reaching {TARGET_RECALL} is {result['coverage_chosen']} (`DEFAULT_COVERAGE` = "
          f"{rows['pooled 5-fold CV, conservative']['coverage']})."), "",
@@ -256,7 +303,7 @@ def plot(result: dict, path: Path) -> None:
         ("pooled CV (cov 0.5)", result["rows"]["pooled 5-fold CV"]),
         ("pooled CV (default coverage)", result["rows"]["pooled 5-fold CV, conservative"]),
     ]
-    fig, axes = plt.subplots(1, 4, figsize=(17, 4.4))
+    fig, axes = plt.subplots(1, 4, figsize=(17, 4.9))
     for ax, (title, row) in zip(axes, panels):
         cm = np.asarray(row["auditor"]["confusion"], dtype=float)
         share = cm / np.maximum(cm.sum(axis=1, keepdims=True), 1)
@@ -270,7 +317,7 @@ def plot(result: dict, path: Path) -> None:
         ax.set_xlabel("predicted level")
         ax.set_ylabel("true level")
         ax.set_title(f"{title}\nQWK {row['auditor']['qwk']:.3f}", fontsize=9)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.97))  # room for the two-line titles
     fig.savefig(path, dpi=110)
     plt.close(fig)
 

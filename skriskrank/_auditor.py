@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from importlib import resources
 from numbers import Integral, Real
 
@@ -54,6 +55,7 @@ MSG_Y_UNKNOWN = (
     "y is None and the registry has {n} tool(s) without a declared level (first: {name!r}); "
     "pass y, or fit on a labelled registry."
 )
+MSG_Y_MAPPING = "y maps tool names to levels, which needs X to be a ToolRegistry."
 MSG_ONE_LEVEL = "y holds a single level ({level}); fitting needs at least two levels."
 MSG_BAD_FILE = "{path}: not a RiskAuditor weights file ({error})."
 MSG_ENCODER = (
@@ -243,7 +245,13 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
             y = X.risk
         if y is None:
             raise ValueError(MSG_Y_LENGTH.format(n=n, got=0))
-        y = list(y.values()) if isinstance(y, dict) else list(np.asarray(y, dtype=object))
+        if isinstance(y, Mapping):
+            # Levels by tool name: in registry order (a tool left out is an error below).
+            if names is None:
+                raise ValueError(MSG_Y_MAPPING)
+            y = [y.get(name) for name in names]
+        else:
+            y = list(np.asarray(y, dtype=object))
         if len(y) != n:
             raise ValueError(MSG_Y_LENGTH.format(n=n, got=len(y)))
         out = np.empty(n, dtype=np.int64)
@@ -290,9 +298,9 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         X : ToolRegistry or sequence of str
             The tools: a registry (its :attr:`~ToolRegistry.texts`) or tool texts such as
             ``"name: description"``.
-        y : array-like of int, shape (n_tools,), default=None
-            Levels 1..5. ``None`` takes the registry's declared levels (every tool needs
-            one).
+        y : array-like of int of shape (n_tools,), mapping of str to int, or None
+            Levels 1..5, in order or by tool name (with a registry). ``None`` takes the
+            registry's levels (every tool needs one).
 
         Returns
         -------

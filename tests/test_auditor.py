@@ -24,6 +24,7 @@ from skriskrank._auditor import (
     MSG_X_TYPE,
     MSG_Y_LENGTH,
     MSG_Y_LEVEL,
+    MSG_Y_MAPPING,
     MSG_Y_UNKNOWN,
     PRETRAINED_FILE,
 )
@@ -149,6 +150,17 @@ class TestInputErrors:
         with pytest.raises(ValueError, match=re.escape(MSG_Y_LEVEL.format(tool="y[1]",
                                                                           value=2.5))):
             RiskAuditor().fit(["a: b", "c: d"], [1, 2.5])
+
+    def test_y_by_name(self, fitted, train_registry):
+        by_name = {n: r for n, _, r in reversed(TRAIN)}
+        other = RiskAuditor(min_df=1).fit(train_registry, by_name)
+        np.testing.assert_allclose(other.coef_, fitted.coef_, atol=1e-6)
+        del by_name["list_dir"]
+        with pytest.raises(ValueError, match=re.escape(
+                MSG_Y_LEVEL.format(tool="tool 'list_dir'", value=None))):
+            RiskAuditor().fit(train_registry, by_name)
+        with pytest.raises(ValueError, match=re.escape(MSG_Y_MAPPING)):
+            RiskAuditor().fit(["a: b"], {"a": 1})
 
     def test_unlabelled_registry(self):
         reg = ToolRegistry.from_records([
