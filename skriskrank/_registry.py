@@ -1,4 +1,4 @@
-"""The audited tool catalogue: names, descriptions, risk levels and permissions."""
+"""The tool catalogue: names, descriptions, risk levels, permissions, parameters and hints."""
 
 from __future__ import annotations
 
@@ -381,6 +381,23 @@ class ToolRegistry:
     permission_keywords : mapping of str to iterable of str, default=None
         Keyword rules for derived permissions; ``None`` uses
         :data:`DEFAULT_PERMISSION_KEYWORDS`.
+    parameters : sequence of sequence of (str, str) or None, default=None
+        Each tool's parameters as ``(name, description)`` pairs (``""`` for no description);
+        they join the encoder's text and the words permissions are derived from.
+    annotations : sequence of mapping or None, default=None
+        The MCP hints each tool's author declared (``readOnlyHint``, ``destructiveHint``,
+        ``idempotentHint``, ``openWorldHint``, booleans, and ``title``); absent hints take
+        :data:`HINT_DEFAULTS`. Declared hints add permission categories, never remove them.
+    risk_source : sequence of {"declared", "predicted"} or None, default=None
+        Where each level came from; ``None`` means declared.
+    trust_hints : sequence of bool or None, default=None
+        Per tool, whether its hints come from a server the user controls (see
+        :class:`RiskAuditor`); ``None`` trusts none.
+    text_template : str or callable, default=None
+        The encoder's text per tool: a format string with ``{name}``, ``{description}`` and
+        ``{parameters}`` (:func:`format_parameters`), or a callable ``(name, description,
+        parameters) -> str``. ``None`` is :data:`TOOL_TEXT_TEMPLATE` for a tool without
+        parameters and :data:`PARAMETERS_TEXT_TEMPLATE` for one with parameters.
 
     Attributes
     ----------
@@ -389,7 +406,8 @@ class ToolRegistry:
     descriptions : ndarray of object, shape (n_tools,)
         Tool descriptions.
     texts : list of str
-        ``"{name}: {description}"`` per tool, the text the encoder sees.
+        The text the encoder sees per tool: ``"{name}: {description}"`` unless the tool has
+        parameters or the registry a ``text_template``.
     risk : ndarray of int, shape (n_tools,)
         Risk levels; unlabelled tools hold :data:`UNKNOWN_RISK`, which compares as high risk.
     risk_known : ndarray of bool, shape (n_tools,)
@@ -400,9 +418,21 @@ class ToolRegistry:
         Column ``j`` is :data:`PERMISSION_CATEGORIES` ``[j]``.
     permission_counts : ndarray of int, shape (n_tools,)
         Number of high-risk permission categories per tool.
+    parameters : tuple of tuple of (str, str)
+        Each tool's ``(name, description)`` parameter pairs (empty for none).
+    declared_hints : tuple of mapping
+        The hints each tool's author set, read-only; :attr:`annotations` adds the defaults
+        and :attr:`declares_destructive` tells which tools are marked destructive.
+    risk_predicted : ndarray of bool, shape (n_tools,)
+        True where the level was predicted (:meth:`with_risk`); :attr:`risk_source` in words.
+    hints_trusted : ndarray of bool, shape (n_tools,)
+        True where the tool's hints may lower its level (``load_tools(trust_hints=True)``).
     fingerprint : str
-        A SHA-1 of names, descriptions, risk and permissions; two registries with the same
-        fingerprint hold the same catalogue.
+        A SHA-1 of names, descriptions, risk and permissions, and, for tools that have them,
+        of the encoder's text, the declared hints, trust and predicted-level flags; two
+        registries with the same fingerprint hold the same catalogue. A registry without
+        parameters, hints or predicted levels has the fingerprint it had before these fields
+        existed.
 
     See Also
     --------

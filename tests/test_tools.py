@@ -142,14 +142,16 @@ class TestFormats:
             load_tools(mcp(), text_template="{nope}")
 
 
+HINTS = {
+    "delete_file": {"title": "Delete", "destructiveHint": True, "readOnlyHint": False},
+    "get_time": {"readOnlyHint": True, "openWorldHint": False},
+}
+
+
 class TestHints:
-    HINTS = {
-        "delete_file": {"title": "Delete", "destructiveHint": True, "readOnlyHint": False},
-        "get_time": {"readOnlyHint": True, "openWorldHint": False},
-    }
 
     def test_declared_and_explicit_defaults(self):
-        reg = load_tools(mcp(annotations=self.HINTS))
+        reg = load_tools(mcp(annotations=HINTS))
         assert dict(reg.declared_hints[0]) == {
             "destructiveHint": True, "readOnlyHint": False, "title": "Delete"}
         assert dict(reg.annotations[1]) == {**HINT_DEFAULTS, "readOnlyHint": True,
@@ -188,8 +190,8 @@ class TestHints:
         assert reg.permissions[0] == {"credential_handling"}
 
     def test_trust_hints_is_recorded_and_fingerprinted(self):
-        a = load_tools(mcp(annotations=self.HINTS))
-        b = load_tools(mcp(annotations=self.HINTS), trust_hints=True)
+        a = load_tools(mcp(annotations=HINTS))
+        b = load_tools(mcp(annotations=HINTS), trust_hints=True)
         assert not a.hints_trusted.any() and b.hints_trusted.all()
         assert a.fingerprint != b.fingerprint
 
@@ -232,7 +234,7 @@ class TestRisk:
             load_tools(mcp(), risk={"nope": 2})
 
     def test_with_risk_predicted(self):
-        reg = load_tools(mcp(annotations=TestHints.HINTS), risk={"get_time": 1})
+        reg = load_tools(mcp(annotations=HINTS), risk={"get_time": 1})
         new = reg.with_risk(np.array([4, 2]))
         assert new.risk.tolist() == [4, 2]
         assert new.risk_source.tolist() == ["predicted", "predicted"]
@@ -372,3 +374,25 @@ class TestRealMCP:
         assert reg.texts[i].startswith("write_file: Create a new file")
         assert "Parameters: path; content" in reg.texts[i]
         assert (reg.risk == UNKNOWN_RISK).all()
+
+
+_names = st.from_regex(r"[a-z][a-z0-9_]{0,12}", fullmatch=True)
+_text = st.text(st.characters(codec="ascii", categories=("L", "N", "Zs")), min_size=1,
+                max_size=30).filter(str.strip)
+
+
+@given(st.lists(
+    st.tuples(_names, _text, st.dictionaries(_names, st.one_of(st.none(), _text), max_size=4)),
+    min_size=1, max_size=6, unique_by=lambda t: t[0]))
+def test_any_catalogue_gives_one_registry_in_every_format(tools):
+    catalogue = []
+    for name, desc, params in tools:
+        props = {p: ({"type": "string"} if d is None else {"type": "string", "description": d})
+                 for p, d in params.items()}
+        catalogue.append((name, desc, {"type": "object", "properties": props}))
+    regs = [load_tools(make(catalogue)) for make in FORMATS.values()]
+    assert len({r.fingerprint for r in regs}) == 1
+    reg = regs[0]
+    for (name, desc, params), text, got in zip(tools, reg.texts, reg.parameters):
+        assert [p for p, _ in got] == list(params)
+        assert text.startswith(f"{name}: ") and ("Parameters: " in text) == bool(params)
