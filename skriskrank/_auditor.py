@@ -263,7 +263,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
             out[i] = int(v)
         return out
 
-    def _embed(self, texts: list[str]) -> np.ndarray:
+    def _embed(self, texts: list[str]) -> tuple[np.ndarray, str]:
         from ._embedding import FrozenEmbedder
 
         # The pipeline's own encoder and process cache: a registry the auditor has graded is
@@ -326,8 +326,14 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         coef = np.zeros((len(LEVELS), F.shape[1]), dtype=np.float32)
         intercept = np.full(len(LEVELS), -np.inf, dtype=np.float32)
         rows = np.searchsorted(LEVELS, lr.classes_)
-        coef[rows] = lr.coef_
-        intercept[rows] = lr.intercept_
+        if len(rows) == 2:
+            # Two levels: scikit-learn keeps one row, the logit of the higher level against
+            # the lower; as softmax logits that is (0, w.x + b).
+            coef[rows[0]], intercept[rows[0]] = 0.0, 0.0
+            coef[rows[1]], intercept[rows[1]] = lr.coef_[0], lr.intercept_[0]
+        else:
+            coef[rows] = lr.coef_
+            intercept[rows] = lr.intercept_
         self.coef_, self.intercept_ = coef, intercept
         self.classes_ = np.array(LEVELS)
         self.embedding_dim_ = int(E.shape[1])

@@ -116,6 +116,21 @@ class TestContract:
         P = a.predict_proba(["run_shell: Run any shell command as root on the server"])
         assert P.shape == (1, 5) and P[0, 4] == 0.0
 
+    def test_two_levels(self):
+        texts = [f"{n}: {d}" for n, d, _ in TRAIN]
+        y = [1 if r < 3 else 4 for *_, r in TRAIN]
+        a = RiskAuditor(min_df=1, coverage=0.5).fit(texts, y)
+        P = a.predict_proba(texts)
+        assert (P[:, [1, 2, 4]] == 0).all()
+        # The same probabilities as scikit-learn's binary model on the same features.
+        from sklearn.linear_model import LogisticRegression
+
+        F = a._features(texts)
+        lr = LogisticRegression(C=a.C, max_iter=5000, tol=1e-6,
+                                class_weight=a._class_weight(np.array(y))).fit(F, y)
+        np.testing.assert_allclose(P[:, [0, 3]], lr.predict_proba(F), atol=1e-5)
+        assert a.score(texts, y) > 0.5
+
     def test_proba_and_predict(self, fitted, train_registry):
         P = fitted.predict_proba(train_registry)
         assert P.shape == (len(TRAIN), 5)
