@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skriskrank import HINT_DEFAULTS, UNKNOWN_RISK, ToolRegistry, load_tools
@@ -381,6 +381,7 @@ _text = st.text(st.characters(codec="ascii", categories=("L", "N", "Zs")), min_s
                 max_size=30).filter(str.strip)
 
 
+@settings(max_examples=40)  # each example builds four registries; 40 cover the shapes
 @given(st.lists(
     st.tuples(_names, _text, st.dictionaries(_names, st.one_of(st.none(), _text), max_size=4)),
     min_size=1, max_size=6, unique_by=lambda t: t[0]))
