@@ -11,6 +11,7 @@ smoother and a greedy rule filter, each a scikit-learn estimator that composes i
 
 import warnings
 
+from ._auditor import RiskAuditor
 from ._batch import RankingBatch
 from ._embedding import FrozenEmbedder
 from ._filter import RuleFilter, rule_filter, rule_filter_batch
@@ -19,23 +20,26 @@ from ._need import NeedAwareFilter
 from ._pipeline import build_pipeline
 from ._registry import (
     DEFAULT_PERMISSION_KEYWORDS,
+    HINT_DEFAULTS,
     PERMISSION_CATEGORIES,
     UNKNOWN_RISK,
     ToolRegistry,
     derive_permissions,
+    format_parameters,
 )
 from ._reranker import RiskAwareReranker
 from ._retriever import DenseRetriever
+from ._tools import load_tools
 from .metrics import best_under_risk_budget, make_ranking_scorer, ranking_report
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "DEFAULT_PERMISSION_KEYWORDS", "EDGE_TYPES", "PERMISSION_CATEGORIES", "UNKNOWN_RISK",
-    "DenseRetriever", "FrozenEmbedder", "GraphSmoother", "NeedAwareFilter",
-    "RankingBatch", "RiskAwareReranker",
-    "RuleFilter", "ToolRegistry", "best_under_risk_budget", "build_pipeline", "build_tool_graph",
-    "derive_permissions", "make_ranking_scorer", "ranking_report", "rule_filter",
+    "DEFAULT_PERMISSION_KEYWORDS", "EDGE_TYPES", "HINT_DEFAULTS", "PERMISSION_CATEGORIES",
+    "UNKNOWN_RISK", "DenseRetriever", "FrozenEmbedder", "GraphSmoother", "NeedAwareFilter",
+    "RankingBatch", "RiskAuditor", "RiskAwareReranker", "RuleFilter", "ToolRegistry",
+    "best_under_risk_budget", "build_pipeline", "build_tool_graph", "derive_permissions",
+    "format_parameters", "load_tools", "make_ranking_scorer", "ranking_report", "rule_filter",
     "rule_filter_batch",
 ]
 

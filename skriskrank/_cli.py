@@ -51,6 +51,9 @@ def demo(args) -> int:
                           cache=args.cache or True)
     pipe.fit(train_ds.queries, train_ds.relevant)
     print(f"fitted in {time.perf_counter() - t0:.1f} s")
+    from ._audit_cli import audit_summary
+
+    print(audit_summary(reg))
 
     # The same fitted steps, cut at different points: every prefix is a complete ranker.
     rerank = pipe.named_steps["rerank"]
@@ -98,12 +101,17 @@ def main(argv=None) -> int:
     p.add_argument("--show", type=int, default=4, help="queries to print (default 4)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--cache", default=None, help="directory for an on-disk embedding cache")
+    from ._audit_cli import add_audit_parser
+
+    add_audit_parser(sub)
     args = parser.parse_args(argv)
     # Offline by default: the packaged model needs no hub, and a hub lookup would hang here.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     if args.command == "demo":
         return demo(args)
+    if args.command == "audit":
+        return args.handler(args)
     return 2  # pragma: no cover - argparse rejects other commands
 
 

@@ -15,8 +15,12 @@ Risk comes from a :class:`~skriskrank.ToolRegistry` or a mapping of tool name ->
 unknown levels count as high risk, never as safe. :func:`make_ranking_scorer` wraps each
 metric as a scikit-learn scorer for ``GridSearchCV``, and :func:`best_under_risk_budget` is a
 ``refit`` rule that picks the best NDCG within an RVR budget.
+
+The paper's annotation protocol: :func:`resolve_votes` applies the span rule to several
+annotators' levels, :func:`agreement` and :func:`ordinal_alpha` measure how well raters agree.
 """
 
+from ._agreement import agreement, ordinal_alpha, resolve_votes
 from ._ranking import (
     mrr,
     ndcg_at_k,
@@ -30,6 +34,7 @@ from ._ranking import (
 from ._scorer import best_under_risk_budget, make_ranking_scorer
 
 __all__ = [
-    "best_under_risk_budget", "make_ranking_scorer", "mrr", "ndcg_at_k", "needrisk_hit_at_k",
-    "ranking_report", "rvr_at_k", "safe_rvr_at_k", "sndcg_at_k", "srr_at_k",
+    "agreement", "best_under_risk_budget", "make_ranking_scorer", "mrr", "ndcg_at_k",
+    "needrisk_hit_at_k", "ordinal_alpha", "ranking_report", "resolve_votes", "rvr_at_k",
+    "safe_rvr_at_k", "sndcg_at_k", "srr_at_k",
 ]
