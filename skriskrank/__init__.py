@@ -14,6 +14,7 @@ import warnings
 from ._auditor import RiskAuditor
 from ._batch import RankingBatch
 from ._embedding import FrozenEmbedder
+from ._explain import explain
 from ._filter import RuleFilter, rule_filter, rule_filter_batch
 from ._graph import EDGE_TYPES, GraphSmoother, build_tool_graph
 from ._need import NeedAwareFilter
@@ -39,8 +40,8 @@ __all__ = [
     "UNKNOWN_RISK", "DenseRetriever", "FrozenEmbedder", "GraphSmoother", "NeedAwareFilter",
     "RankingBatch", "RiskAuditor", "RiskAwareReranker", "RuleFilter", "ToolRegistry",
     "best_under_risk_budget", "build_pipeline", "build_tool_graph", "derive_permissions",
-    "format_parameters", "load_tools", "make_ranking_scorer", "ranking_report", "rule_filter",
-    "rule_filter_batch",
+    "explain", "format_parameters", "load_tools", "make_ranking_scorer", "ranking_report",
+    "rule_filter", "rule_filter_batch",
 ]
 
 #: Names that moved, kept importable from here for one release.

@@ -9,6 +9,7 @@ as a ``float``:
 - :func:`rvr_at_k` and :func:`srr_at_k`: the share of the top k at risk >= 3 and >= 4.
 - :func:`safe_rvr_at_k`: RVR@k over queries whose relevant tools are all below level 3.
 - :func:`needrisk_hit_at_k`: over queries that need a risky tool, how often one is offered.
+- :func:`unneeded_rvr_at_k`: the share of the top k at risk >= 3 that the query does not need.
 - :func:`ranking_report`: all of the above at once.
 
 Risk comes from a :class:`~skriskrank.ToolRegistry` or a mapping of tool name -> level;
@@ -30,11 +31,12 @@ from ._ranking import (
     safe_rvr_at_k,
     sndcg_at_k,
     srr_at_k,
+    unneeded_rvr_at_k,
 )
 from ._scorer import best_under_risk_budget, make_ranking_scorer
 
 __all__ = [
     "agreement", "best_under_risk_budget", "make_ranking_scorer", "mrr", "ndcg_at_k",
     "needrisk_hit_at_k", "ordinal_alpha", "ranking_report", "resolve_votes", "rvr_at_k",
-    "safe_rvr_at_k", "sndcg_at_k", "srr_at_k",
+    "safe_rvr_at_k", "sndcg_at_k", "srr_at_k", "unneeded_rvr_at_k",
 ]
