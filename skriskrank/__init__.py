@@ -15,6 +15,7 @@ from ._batch import RankingBatch
 from ._embedding import FrozenEmbedder
 from ._filter import RuleFilter, rule_filter, rule_filter_batch
 from ._graph import EDGE_TYPES, GraphSmoother, build_tool_graph
+from ._persist import ModelFileError, UntrustedTypeError, load, save
 from ._pipeline import build_pipeline
 from ._registry import (
     DEFAULT_PERMISSION_KEYWORDS,
@@ -37,18 +38,22 @@ __all__ = [
     "DenseRetriever",
     "FrozenEmbedder",
     "GraphSmoother",
+    "ModelFileError",
     "RankingBatch",
     "RiskAwareReranker",
     "RuleFilter",
     "ToolRegistry",
+    "UntrustedTypeError",
     "best_under_risk_budget",
     "build_pipeline",
     "build_tool_graph",
     "derive_permissions",
+    "load",
     "make_ranking_scorer",
     "ranking_report",
     "rule_filter",
     "rule_filter_batch",
+    "save",
 ]
 
 #: Names that moved, kept importable from here for one release.
