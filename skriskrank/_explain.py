@@ -157,5 +157,8 @@ def explain(pipeline, queries, k=None):
     cols["reason"] = np.array(reasons, dtype=object).ravel()
     frame = pd.DataFrame(cols)
     frame["rank"] = frame["rank"].astype("Int64").mask(frame["rank"] == 0)
+    # A deferred tool still fills the list when fewer than k pass: say both.
+    filled = frame["rank"].notna() & frame["reason"].str.startswith("deferred: ")
+    frame.loc[filled, "reason"] = "kept to fill the list, though " + frame.loc[filled, "reason"]
     front = ["query", "tool", "rank", "reason"]
     return frame[front + [c for c in frame.columns if c not in front]]

@@ -303,6 +303,25 @@ class _EarlyStopping(Callback):
         self.q_emb = self.t_emb = self.candidates = self.relevant = self.best_weights_ = None
 
 
+class _EpochBar(Callback):
+    """A tqdm bar over the epochs (on stderr), with the loss and the held-out NDCG."""
+
+    def on_train_begin(self, net, **kwargs):
+        from tqdm.auto import tqdm
+
+        self.bar_ = tqdm(total=net.max_epochs, desc="training", unit="epoch")
+
+    def on_epoch_end(self, net, **kwargs):
+        last = net.history[-1]
+        self.bar_.set_postfix({key: f"{last[key]:.4f}" for key in ("train_loss", "valid_ndcg")
+                               if key in last}, refresh=False)
+        self.bar_.update()
+
+    def on_train_end(self, net, **kwargs):
+        self.bar_.close()
+        del self.bar_  # a tqdm object in the pickled net would drag its lock along
+
+
 def _logit(p):
     p = np.clip(np.asarray(p, dtype=np.float64), 1e-6, 1 - 1e-6)
     return np.log(p) - np.log1p(-p)
@@ -369,6 +388,8 @@ def _train_heads(params, seed, q_emb, t_emb, candidates, hard_pool, gold, risk, 
         callbacks = [("early_stopping", _EarlyStopping(
             q_emb[valid], t_emb, None if candidates is None else candidates[valid],
             [relevant[i] for i in valid], params["k"], params["patience"]))]
+    if verbose:
+        callbacks.append(("progress", _EpochBar()))
     torch.manual_seed(seed)
     net = DualHeadNet(
         DualHeadModule, module__dim=t_emb.shape[1], module__hidden=params["hidden"],
@@ -379,7 +400,7 @@ def _train_heads(params, seed, q_emb, t_emb, candidates, hard_pool, gold, risk, 
         iterator_train__shuffle=True,
         iterator_train__generator=torch.Generator().manual_seed(seed), callbacks=callbacks,
         predict_nonlinearity=None, margin=params["margin"],
-        risk_loss_weight=params["risk_loss_weight"], device=device, verbose=verbose)
+        risk_loss_weight=params["risk_loss_weight"], device=device, verbose=int(verbose > 1))
     # The heads' mini-batches are too small for intra-op threads to pay off (measured 6x
     # slower with 2 threads on a busy 2-core machine), and one thread per fit keeps
     # GridSearchCV(n_jobs=...) workers from oversubscribing the cores.
@@ -497,7 +518,8 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     device : str, default="cpu"
         Torch device for training.
     verbose : int, default=0
-        skorch's per-epoch log when > 0.
+        1 shows a progress bar over the epochs (tqdm, on stderr); 2 adds skorch's
+        per-epoch table (on stdout).
 
     Attributes
     ----------

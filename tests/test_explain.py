@@ -59,7 +59,7 @@ def test_every_prefix_explains_its_own_predict(request, dataset):
         table = explain(pipe, test.queries)
         assert table["reason"].str.len().gt(0).all()
         kept = table[table["rank"].notna()]
-        assert kept["reason"].str.startswith(("accepted", "deferred")).all()
+        assert kept["reason"].str.startswith(("accepted", "kept to fill")).all()
 
 
 def test_reasons_read_like_the_rules(tiny_registry):
