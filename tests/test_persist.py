@@ -127,3 +127,19 @@ def test_saving_something_load_would_refuse_fails_early(tmp_path):
 
     with pytest.raises(TypeError, match="outside the types skriskrank.load trusts"):
         save(Holder(thing=Holder), tmp_path / "x.skops")
+
+
+def test_need_aware_pipelines_and_the_auditor_round_trip(fitted, demo, tmp_path):
+    from skriskrank import NeedAwareFilter, RiskAuditor
+
+    need = Pipeline([*fitted.steps[:-1], ("filter", NeedAwareFilter(relevance_floor=0.2))])
+    need.steps[-1][1].fit(Pipeline(fitted.steps[:-1]).transform(demo.queries[:200]),
+                          demo.relevant[:200])
+    save(need, tmp_path / "need.skops")
+    queries = demo.queries[200:260]
+    assert [list(r) for r in load(tmp_path / "need.skops").predict(queries)] == [
+        list(r) for r in need.predict(queries)]
+    auditor = RiskAuditor.pretrained()
+    save(auditor, tmp_path / "auditor.skops")
+    np.testing.assert_array_equal(load(tmp_path / "auditor.skops").predict(demo.registry),
+                                  auditor.predict(demo.registry))
