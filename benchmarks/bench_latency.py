@@ -12,6 +12,10 @@ same process and interleaved with them: ten rounds, each one batched predict (ti
 from 0.7 to 1.5 s on the shared machine); the per-round ratios are reported too. Query
 encoding with the packaged encoder is timed separately, one fresh text per call.
 
+Throughput: a server calls the fitted pipeline from many threads. The same single-query
+calls run from a pool of 1, 2 and 4 threads (the rounds interleave the pool sizes, so the
+machine's drifting load hits each alike); the answers must equal the sequential ones.
+
 Run ``python -m benchmarks.bench_latency`` (full) or ``--quick`` (seconds).
 """
 
@@ -37,9 +41,9 @@ from benchmarks._common import (
 from benchmarks.bench_scale import K, make_steps
 
 FULL = dict(sizes=(2_032, 100_000), n_train=1000, n_calls=1000, dim=384, epochs=2,
-            n_encode=200, rounds=10)
+            n_encode=200, rounds=10, threads=(1, 2, 4), throughput_rounds=5)
 QUICK = dict(sizes=(200, 600), n_train=60, n_calls=40, dim=32, epochs=1, n_encode=0,
-             rounds=2)
+             rounds=2, threads=(1, 2), throughput_rounds=1)
 #: Issue 5's bound on a single call's overhead at 100k tools: p50 at most this many times
 #: the batched per-query cost.
 TARGET_RATIO = 3.0
@@ -145,6 +149,36 @@ def run_size(n_tools, *, n_train, n_calls, dim, epochs, rounds, seed=0):
     }
 
 
+def throughput(n_tools, *, n_train, n_calls, dim, epochs, threads, rounds, seed=0):
+    """Single-query calls per second from a pool of ``t`` threads, for each ``t``."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from skriskrank import RankingBatch
+
+    pipe, reg, emb, cluster = _fitted_pipeline(n_tools, n_train=n_train, dim=dim,
+                                               epochs=epochs, seed=seed)
+    q, _ = synthetic_queries(emb, cluster, n_calls, seed=seed + 7)
+    expected = pipe.predict(RankingBatch.full_pool(reg, q, emb))
+
+    def call(i):
+        return pipe.predict(RankingBatch.full_pool(reg, q[i : i + 1], emb))[0]
+
+    seconds = {t: [] for t in threads}
+    same = True
+    for _ in range(rounds):
+        for t in threads:
+            with ThreadPoolExecutor(t) as pool:
+                t0 = time.perf_counter()
+                tops = list(pool.map(call, range(n_calls)))
+                seconds[t].append(time.perf_counter() - t0)
+            same &= all(np.array_equal(a, b) for a, b in zip(tops, expected, strict=True))
+    qps = {t: n_calls / float(np.median(s)) for t, s in seconds.items()}
+    return {"n_tools": n_tools, "n_calls": n_calls, "rounds": rounds,
+            "queries_per_second": {str(t): v for t, v in qps.items()},
+            "speedup_over_one_thread": {str(t): v / qps[threads[0]] for t, v in qps.items()},
+            "answers_match_sequential": same}
+
+
 def encode_latency(n):
     """p50/p99 of encoding one fresh query with the packaged default encoder."""
     from skriskrank import FrozenEmbedder, ToolRegistry
@@ -226,6 +260,17 @@ def _markdown(res):
                   f"p99 {enc['seconds']['p99'] * 1e3:.1f} ms."]
     elif enc:
         lines += ["", f"Query encoding not measured: {enc['error']}"]
+    tp = res.get("throughput")
+    if tp:
+        ts = list(tp["queries_per_second"])
+        lines += ["", f"## Throughput: single-query calls from a thread pool ({tp['n_tools']:,} "
+                  f"tools, {tp['n_calls']} calls, median of {tp['rounds']} rounds)", "",
+                  md_table(["threads", "queries/s", "speed-up over 1 thread"],
+                           [[t, tp["queries_per_second"][t], tp["speedup_over_one_thread"][t]]
+                            for t in ts]),
+                  "", f"Answers equal the sequential ones: "
+                  f"{'yes' if tp['answers_match_sequential'] else 'NO'}. "
+                  f"The machine has {res['environment'].get('cpu_count')} cores."]
     return "\n".join(lines)
 
 
@@ -274,6 +319,13 @@ def main(argv=None):
            "results": rows, "target_ratio": TARGET_RATIO}
     if cfg["n_encode"]:
         res["encoding"] = encode_latency(cfg["n_encode"])
+    small = min(cfg["sizes"])
+    res["throughput"] = throughput(small, n_train=cfg["n_train"], n_calls=cfg["n_calls"],
+                                   dim=cfg["dim"], epochs=cfg["epochs"],
+                                   threads=cfg["threads"], rounds=cfg["throughput_rounds"])
+    print("throughput (queries/s by threads):", {
+        t: round(v, 1) for t, v in res["throughput"]["queries_per_second"].items()},
+        file=sys.stderr)
     big = max(rows, key=lambda r: r["n_tools"])
     res["meets_target_at_largest"] = bool(big["p50_over_batched"] <= TARGET_RATIO)
     write_json(args.out, "bench_latency", res)

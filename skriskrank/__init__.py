@@ -11,30 +11,39 @@ smoother and a greedy rule filter, each a scikit-learn estimator that composes i
 
 import warnings
 
+from ._auditor import RiskAuditor
 from ._batch import RankingBatch
 from ._embedding import FrozenEmbedder
+from ._explain import explain
 from ._filter import RuleFilter, rule_filter, rule_filter_batch
 from ._graph import EDGE_TYPES, GraphSmoother, build_tool_graph
+from ._need import NeedAwareFilter
+from ._persist import ModelFileError, UntrustedTypeError, load, save
 from ._pipeline import build_pipeline
 from ._registry import (
     DEFAULT_PERMISSION_KEYWORDS,
+    HINT_DEFAULTS,
     PERMISSION_CATEGORIES,
     UNKNOWN_RISK,
     ToolRegistry,
     derive_permissions,
+    format_parameters,
 )
 from ._reranker import RiskAwareReranker
 from ._retriever import DenseRetriever
+from ._tools import load_tools
 from .metrics import best_under_risk_budget, make_ranking_scorer, ranking_report
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "DEFAULT_PERMISSION_KEYWORDS", "EDGE_TYPES", "PERMISSION_CATEGORIES", "UNKNOWN_RISK",
-    "DenseRetriever", "FrozenEmbedder", "GraphSmoother", "RankingBatch", "RiskAwareReranker",
-    "RuleFilter", "ToolRegistry", "best_under_risk_budget", "build_pipeline", "build_tool_graph",
-    "derive_permissions", "make_ranking_scorer", "ranking_report", "rule_filter",
-    "rule_filter_batch",
+    "DEFAULT_PERMISSION_KEYWORDS", "EDGE_TYPES", "HINT_DEFAULTS", "PERMISSION_CATEGORIES",
+    "UNKNOWN_RISK", "DenseRetriever", "FrozenEmbedder", "GraphSmoother", "ModelFileError",
+    "NeedAwareFilter", "RankingBatch", "RiskAuditor", "RiskAwareReranker", "RuleFilter",
+    "ToolRegistry", "UntrustedTypeError", "best_under_risk_budget", "build_pipeline",
+    "build_tool_graph", "derive_permissions", "explain", "format_parameters", "load",
+    "load_tools", "make_ranking_scorer", "ranking_report", "rule_filter", "rule_filter_batch",
+    "save",
 ]
 
 #: Names that moved, kept importable from here for one release.

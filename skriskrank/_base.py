@@ -84,8 +84,8 @@ class RankingStepMixin:
         ----------
         X : RankingBatch
             The batch from the previous step.
-        y : None
-            Ignored.
+        y : sequence of set of str, default=None
+            Gold tool names per query, for the steps that learn from them.
 
         Returns
         -------
@@ -94,10 +94,10 @@ class RankingStepMixin:
         """
         X = self._check_input(X, reset=True)
         self._fit_batch_state(X)
-        self._fit_step(X)
+        self._fit_step(X, y)
         return self
 
-    def _fit_step(self, X) -> None:
+    def _fit_step(self, X, y) -> None:
         """Anything a step builds in ``fit`` from a checked batch (nothing by default)."""
 
     def _check_input(self, X, *, reset: bool) -> RankingBatch:

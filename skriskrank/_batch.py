@@ -19,6 +19,10 @@ MSG_SCORES_NEEDED = (
     "RankingBatch: a batch of ranked candidate lists needs their scores; only a full-pool "
     "batch may leave scores=None (the cosine, computed on first read)."
 )
+MSG_LENGTHS = (
+    "RankingBatch: lengths must hold, for ranked lists, one count per query between 0 and "
+    "the number of candidates."
+)
 MSG_REPLACE_SCORES = (
     "RankingBatch.replace: new candidates need their own scores; pass scores= too."
 )
@@ -88,6 +92,10 @@ class RankingBatch:
         Identity of the encoder that produced the embeddings (model name or path).
     queries : tuple of str or None, default=None
         The raw query texts, for steps that read text (BM25, cross-encoders).
+    lengths : ndarray of int64 of shape (n_queries,) or None, default=None
+        For ranked lists a filter may shorten: how many of each row's candidates the list
+        holds (the rest were left out, for instance below a relevance floor). ``None``: every
+        row holds all its candidates.
 
     Attributes
     ----------
@@ -121,7 +129,7 @@ class RankingBatch:
     """
 
     def __init__(self, registry, query_embeddings, tool_embeddings, candidates=None,
-                 scores=None, *, encoder="", queries=None):
+                 scores=None, *, encoder="", queries=None, lengths=None):
         if not isinstance(registry, ToolRegistry):
             raise ValueError(MSG_REGISTRY.format(type=type(registry).__name__))
         q = _check_array("query_embeddings", query_embeddings, 2, np.float32,
@@ -145,6 +153,11 @@ class RankingBatch:
                                                   n_max=n_tools - 1))
             if scores is None:
                 raise ValueError(MSG_SCORES_NEEDED)
+        if lengths is not None:
+            _check_array("lengths", lengths, 1, np.int64)
+            m = -1 if candidates is None else candidates.shape[1]
+            if lengths.shape != (n_q,) or (lengths < 0).any() or (lengths > m).any():
+                raise ValueError(MSG_LENGTHS)
         if scores is not None:
             _check_array("scores", scores, 2, np.float32)
             expected = (n_q, n_tools if candidates is None else candidates.shape[1])
@@ -153,7 +166,7 @@ class RankingBatch:
                                                   expected=expected, why="one per candidate"))
         fields = dict(registry=registry, query_embeddings=q, tool_embeddings=t,
                       _candidates=candidates, _scores=scores, encoder=encoder,
-                      queries=None if queries is None else tuple(queries))
+                      queries=None if queries is None else tuple(queries), lengths=lengths)
         for name, value in fields.items():
             object.__setattr__(self, name, value)
 
@@ -230,7 +243,9 @@ class RankingBatch:
             raise ValueError(MSG_REPLACE_SCORES)
         fields = dict(registry=self.registry, query_embeddings=self.query_embeddings,
                       tool_embeddings=self.tool_embeddings, candidates=self._candidates,
-                      scores=self._scores, encoder=self.encoder, queries=self.queries)
+                      scores=self._scores, encoder=self.encoder, queries=self.queries,
+                      # New candidates make a new list: its length is theirs unless given.
+                      lengths=None if "candidates" in changes else self.lengths)
         return RankingBatch(**{**fields, **changes})
 
     def with_scores(self, scores) -> RankingBatch:
@@ -241,11 +256,12 @@ class RankingBatch:
         return self.replace(candidates=np.take_along_axis(self._candidates, order, axis=1),
                             scores=np.take_along_axis(scores, order, axis=1))
 
-    def take(self, columns) -> RankingBatch:
+    def take(self, columns, lengths=None) -> RankingBatch:
         """Ranked lists of the given candidate positions of each row, with their scores."""
         columns = np.asarray(columns, dtype=np.int64)
         return self.replace(candidates=np.take_along_axis(self.candidates, columns, axis=1),
-                            scores=np.take_along_axis(self.scores, columns, axis=1))
+                            scores=np.take_along_axis(self.scores, columns, axis=1),
+                            lengths=lengths)
 
     def order(self, k=None) -> np.ndarray:
         """Each row's first ``k`` positions by rank (full pool: by score, ties by index)."""
@@ -261,18 +277,26 @@ class RankingBatch:
         """The first ``k`` candidates of each query, as ranked lists: cutting to ``k``."""
         if not self.is_full_pool:
             k = min(int(k), self.n_candidates)
-            return self.replace(candidates=self._candidates[:, :k], scores=self._scores[:, :k])
+            return self.replace(candidates=self._candidates[:, :k], scores=self._scores[:, :k],
+                                lengths=None if self.lengths is None
+                                else np.minimum(self.lengths, k))
         return self.take(self.order(k))
 
     def ranked_indices(self, k=None) -> np.ndarray:
-        """Registry indices of each query's candidates, best first, the first ``k``."""
+        """Registry indices of each query's list, best first, the first ``k`` (-1 pads)."""
         if self.is_full_pool:
             return self.order(k).copy()
-        return self._candidates[:, :k].copy()
+        out = self._candidates[:, :k].copy()
+        if self.lengths is not None:
+            out[np.arange(out.shape[1]) >= self.lengths[:, None]] = -1
+        return out
 
     def ranked_names(self, k=None) -> np.ndarray:
-        """Tool names of each query's candidates, best first, the first ``k``."""
-        return self.registry.names[self.ranked_indices(k)]
+        """Tool names of each query's list, best first, the first ``k`` (None pads)."""
+        idx = self.ranked_indices(k)
+        names = self.registry.names[idx]
+        names[idx < 0] = None
+        return names
 
 
 def check_batch(step, X, *, registry=None, encoder=None) -> RankingBatch:

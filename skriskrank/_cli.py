@@ -1,94 +1,274 @@
-"""The ``skriskrank`` command line: ``skriskrank demo`` fits and shows the paper's pipeline."""
+"""The ``skriskrank`` command line: fit, rank, evaluate, audit, serve and a demo, offline.
+
+Every command has ``--help``. Bad input (a missing file, a malformed catalogue, a model file
+that is not one) ends with exit status 2 and one line on stderr, no traceback.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 __all__ = ["main"]
 
-
-def _load(args):
-    from .datasets import load_demo, load_queries_jsonl, load_registry_csv
-
-    if (args.registry is None) != (args.queries is None):
-        raise SystemExit("skriskrank demo: give both --registry and --queries, or neither.")
-    if args.registry is None:
-        return load_demo().as_dataset()
-    registry = load_registry_csv(args.registry)
-    return load_queries_jsonl(args.queries, registry)
+MSG_ONE_SOURCE = "give a model file or --tools, not both (and at least one)."
 
 
-def _fmt_list(names, registry):
-    risk = registry.risk_of(list(names))
-    return ", ".join(
-        f"{n} [r{'?' if r > 5 else r}]" for n, r in zip(names, risk, strict=True)
+class _Usage(ValueError):
+    """Bad command-line input: one line, exit status 2."""
+
+
+# -- loading --------------------------------------------------------------------------------
+def _registry(paths, labels=None, *, audit=True):
+    """Load the catalogue of ``--tools`` files, grading tools without a level.
+
+    Any format load_tools reads, or the CSV; the packaged RiskAuditor grades each tool
+    without a declared level.
+    """
+    from . import RiskAuditor, load_tools
+    from .datasets import load_registry_csv
+
+    if len(paths) == 1 and str(paths[0]).lower().endswith(".csv"):
+        registry = load_registry_csv(paths[0])
+    else:
+        risk = json.loads(Path(labels).read_text(encoding="utf-8")) if labels else None
+        registry = load_tools(paths if len(paths) > 1 else paths[0], risk=risk)
+    if audit and not registry.risk_known.all():
+        levels = RiskAuditor.pretrained(show_progress_bar=True).predict(registry)
+        # Declared levels stay; the auditor grades the rest (conservatively).
+        levels = np.where(registry.risk_known, registry.risk, levels)
+        registry = registry.with_risk(levels, source="predicted")
+    return registry
+
+
+def _queries(path, registry):
+    from .datasets import load_queries_jsonl
+
+    return load_queries_jsonl(path, registry)
+
+
+def _pipeline(registry, *, k, need_aware, epochs=10, risk_weight=0.1, fit_queries=True):
+    from sklearn.pipeline import Pipeline
+
+    from . import (
+        DenseRetriever,
+        FrozenEmbedder,
+        GraphSmoother,
+        NeedAwareFilter,
+        RiskAwareReranker,
+        RuleFilter,
     )
+
+    steps = [("embed", FrozenEmbedder(registry, show_progress_bar=True)),
+             ("retrieve", DenseRetriever(n_candidates=min(100, len(registry)), k=k))]
+    if fit_queries:
+        steps += [("rerank", RiskAwareReranker(risk_weight=risk_weight, k=k, epochs=epochs,
+                                               random_state=0, verbose=1)),
+                  ("smooth", GraphSmoother(k=k))]
+    last = NeedAwareFilter(k=k) if need_aware else RuleFilter(k=k)
+    return Pipeline([*steps, ("filter", last)])
+
+
+def _catalogue_pipeline(tools, labels, k):
+    """Build a pipeline for a catalogue without training queries.
+
+    Dense retrieval and the rule filter, with levels from the labels or the pretrained
+    auditor.
+    """
+    registry = _registry(tools, labels)
+    pipe = _pipeline(registry, k=k, need_aware=False, fit_queries=False)
+    return pipe.fit([registry.names[0]])
+
+
+# -- the commands ---------------------------------------------------------------------------
+def fit(args) -> int:
+    from . import save
+
+    registry = _registry(args.tools, args.labels)
+    data = _queries(args.queries, registry)
+    pipe = _pipeline(registry, k=args.k, need_aware=args.need_aware, epochs=args.epochs,
+                     risk_weight=args.risk_weight)
+    t0 = time.perf_counter()
+    pipe.fit(data.queries, data.relevant)
+    save(pipe, args.output)
+    summary = {"model": str(args.output), "tools": len(registry), "queries": len(data),
+               "predicted_levels": int(registry.risk_predicted.sum()),
+               "seconds": round(time.perf_counter() - t0, 1)}
+    print(json.dumps(summary) if args.json else
+          f"fitted on {len(data)} queries over {len(registry)} tools "
+          f"({summary['predicted_levels']} levels from the auditor) in {summary['seconds']} s;"
+          f" saved {args.output}")
+    return 0
+
+
+def rank(args) -> int:
+    from . import load
+    from ._serve import search
+
+    rows = search(load(args.model), args.query, args.k)
+    if args.json:
+        print(json.dumps({"query": args.query, "tools": rows}, indent=2))
+        return 0
+    for r in rows:
+        level = "?" if r["risk_level"] is None else r["risk_level"]
+        line = f"{r['rank']:>2}. {r['name']}  [risk {level}]  score {r['score']:.3f}"
+        print(line + (f"  - {r['reason']}" if args.explain else ""))
+    if args.explain:
+        from . import explain
+
+        table = explain(load(args.model), [args.query], k=args.k)
+        dropped = table[table["rank"].isna() & ~table["reason"].str.startswith("not reached")]
+        for _, r in dropped.iterrows():
+            print(f"  -  {r['tool']}  {r['reason']}")
+    return 0
+
+
+def evaluate(args) -> int:
+    from . import load
+    from .metrics import ranking_report
+
+    pipe = load(args.model)
+    registry = pipe.steps[0][1].registry
+    data = _queries(args.queries, registry)
+    k = getattr(pipe.steps[-1][1], "k", 5)
+    report = ranking_report(pipe.predict(data.queries), data.relevant, registry, k=k)
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    width = max(map(len, report))
+    for key, value in report.items():
+        print(f"{key:<{width}}  {value:.3f}" if isinstance(value, float)
+              else f"{key:<{width}}  {value}")
+    return 0
+
+
+def serve(args) -> int:
+    from . import load
+    from ._serve import serve as run
+
+    if (args.model is None) == (not args.tools):
+        raise _Usage(MSG_ONE_SOURCE)
+    pipe = (load(args.model) if args.model
+            else _catalogue_pipeline(args.tools, args.labels, args.k))
+    run(pipe)
+    return 0
 
 
 def demo(args) -> int:
     from sklearn.model_selection import train_test_split
     from sklearn.pipeline import Pipeline
 
+    from . import NeedAwareFilter
+    from ._audit_cli import audit_summary
+    from ._pipeline import build_pipeline
+    from .datasets import load_demo, load_registry_csv
     from .metrics import ranking_report
 
     t0 = time.perf_counter()
-    ds = _load(args)
+    if (args.registry is None) != (args.queries is None):
+        raise _Usage("give both --registry and --queries, or neither.")
+    ds = (load_demo().as_dataset() if args.registry is None
+          else _queries(args.queries, load_registry_csv(args.registry)))
     reg = ds.registry
-    idx = np.arange(len(ds))
-    train, test = train_test_split(idx, test_size=args.test_size, random_state=args.seed)
+    train, test = train_test_split(np.arange(len(ds)), test_size=args.test_size,
+                                   random_state=args.seed)
     train_ds, test_ds = ds.subset(train), ds.subset(test)
     print(f"skriskrank demo: {len(reg)} tools, {len(ds)} queries "
           f"({len(train)} to fit, {len(test)} held out)")
-    from ._pipeline import build_pipeline
-
     pipe = build_pipeline(reg, model=args.model, n_candidates=min(100, len(reg)),
                           risk_weight=args.risk_weight, random_state=args.seed,
                           cache=args.cache or True)
     pipe.fit(train_ds.queries, train_ds.relevant)
+    need = Pipeline([*pipe.steps[:-1], ("filter", NeedAwareFilter())])
+    need.steps[-1][1].fit(Pipeline(pipe.steps[:-1]).transform(train_ds.queries),
+                          train_ds.relevant)
     print(f"fitted in {time.perf_counter() - t0:.1f} s")
+    print(audit_summary(reg))
 
     # The same fitted steps, cut at different points: every prefix is a complete ranker.
-    rerank = pipe.named_steps["rerank"]
-    dense = Pipeline(pipe.steps[:2])
-    risk_aware = Pipeline(pipe.steps[:3])
-    queries = test_ds.queries
-    rows = {}
-    rows["dense retrieval"] = dense.predict(queries)
+    rerank, queries = pipe.named_steps["rerank"], test_ds.queries
+    rows = {"dense retrieval": Pipeline(pipe.steps[:2]).predict(queries)}
     rerank.set_params(risk_weight=0.0)
-    rows["relevance only (lambda=0)"] = risk_aware.predict(queries)
+    rows["relevance only (lambda=0)"] = Pipeline(pipe.steps[:3]).predict(queries)
     rerank.set_params(risk_weight=args.risk_weight)
-    rows[f"risk-aware (lambda={args.risk_weight:g})"] = risk_aware.predict(queries)
+    rows[f"risk-aware (lambda={args.risk_weight:g})"] = Pipeline(pipe.steps[:3]).predict(queries)
     rows["+ graph + rule filter"] = pipe.predict(queries)
+    rows["+ graph + need-aware filter"] = need.predict(queries)
 
-    # Show queries where the rankings differ most: those whose dense top-k is riskiest.
-    dense_risk = (reg.risk[reg.index_of(rows["dense retrieval"].ravel())]
-                  .reshape(rows["dense retrieval"].shape) >= 3).sum(axis=1)
-    shown = np.argsort(-dense_risk, kind="stable")[: args.show]
-    for i in shown:
+    def fmt(names):
+        return ", ".join(f"{n} [r{'?' if r > 5 else r}]"
+                         for n, r in zip(names, reg.risk_of(list(names)), strict=True))
+
+    # Show the queries where the rankings differ most: those whose dense top-k is riskiest.
+    dense_risk = (reg.risk_of(rows["dense retrieval"].ravel()).reshape(
+        rows["dense retrieval"].shape) >= 3).sum(axis=1)
+    for i in np.argsort(-dense_risk, kind="stable")[: args.show]:
         print(f"\nQuery: {queries[i]}")
-        print(f"  gold: {_fmt_list(sorted(test_ds.relevant[i]), reg)}")
+        print(f"  gold: {fmt(sorted(test_ds.relevant[i]))}")
         for name in list(rows)[1:]:
-            print(f"  {name:<28} {_fmt_list(rows[name][i], reg)}")
-
+            print(f"  {name:<30} {fmt(rows[name][i])}")
     print(f"\nHeld-out metrics over {len(queries)} queries (k=5; RVR/SRR lower is better):")
-    keys = ["ndcg@5", "mrr", "sndcg@5", "rvr@5", "srr@5", "safe_rvr@5", "needrisk_hit@5"]
-    print(f"  {'ranker':<28} " + " ".join(f"{k:>14}" for k in keys))
+    keys = ["ndcg@5", "mrr", "rvr@5", "srr@5", "safe_rvr@5", "needrisk_hit@5",
+            "unneeded_rvr@5"]
+    print(f"  {'ranker':<30} " + " ".join(f"{k:>14}" for k in keys))
     for name, top in rows.items():
         rep = ranking_report(top, test_ds.relevant, reg, k=5)
-        print(f"  {name:<28} " + " ".join(f"{rep[k]:>14.3f}" for k in keys))
+        print(f"  {name:<30} " + " ".join(f"{rep[k]:>14.3f}" for k in keys))
     print(f"\ndone in {time.perf_counter() - t0:.1f} s")
     return 0
 
 
-def main(argv=None) -> int:
-    """Entry point of the ``skriskrank`` console script and ``python -m skriskrank``."""
-    parser = argparse.ArgumentParser(prog="skriskrank", description=__doc__)
+# -- the parser -----------------------------------------------------------------------------
+def _parser():
+    parser = argparse.ArgumentParser(prog="skriskrank", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
+    tools = dict(action="append", metavar="TOOLS", help="a tool catalogue: an MCP tools/list "
+                 "result, an OpenAI or Anthropic tool list (JSON), or a CSV; repeatable")
+    labels = dict(help='JSON object of declared risk levels: {"tool": 1..5}; the packaged '
+                  "RiskAuditor grades the other tools")
+
+    p = sub.add_parser("fit", help="fit a pipeline on a catalogue and labelled queries")
+    p.add_argument("--tools", required=True, **tools)
+    p.add_argument("--queries", required=True,
+                   help='JSONL: {"query": str, "relevant": [tool names]} per line')
+    p.add_argument("--labels", **labels)
+    p.add_argument("-o", "--output", required=True, help="the model file to write (.skops)")
+    p.add_argument("--k", type=int, default=5, help="tools per list (default 5)")
+    p.add_argument("--epochs", type=int, default=10, help="training epochs (default 10)")
+    p.add_argument("--risk-weight", type=float, default=0.1, help="lambda (default 0.1)")
+    p.add_argument("--need-aware", action="store_true",
+                   help="end with the NeedAwareFilter instead of the paper's RuleFilter")
+    p.add_argument("--json", action="store_true", help="print a JSON summary")
+    p.set_defaults(handler=fit)
+
+    p = sub.add_parser("rank", help="rank the tools of a fitted model for one query")
+    p.add_argument("model", help="a model file written by skriskrank fit")
+    p.add_argument("query", help="the task, in plain words")
+    p.add_argument("--k", type=int, default=5, help="tools to show (default 5)")
+    p.add_argument("--explain", action="store_true",
+                   help="say why each tool was kept, and which were dropped and why")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=rank)
+
+    p = sub.add_parser("evaluate", help="the metrics report of a model on labelled queries")
+    p.add_argument("model", help="a model file written by skriskrank fit")
+    p.add_argument("--queries", required=True, help="JSONL of labelled queries")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=evaluate)
+
+    p = sub.add_parser("serve", help="serve a risk-aware search_tools over MCP (stdio)")
+    p.add_argument("model", nargs="?", help="a model file written by skriskrank fit")
+    p.add_argument("--tools", **tools)
+    p.add_argument("--labels", **labels)
+    p.add_argument("--k", type=int, default=5, help="default list length (default 5)")
+    p.set_defaults(handler=serve)
+
     p = sub.add_parser("demo", help="fit the pipeline and compare rankings on held-out queries")
     p.add_argument("--registry", help="CSV: name, description, risk, permissions")
     p.add_argument("--queries", help='JSONL: {"query": str, "relevant": [names]} per line')
@@ -98,13 +278,25 @@ def main(argv=None) -> int:
     p.add_argument("--show", type=int, default=4, help="queries to print (default 4)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--cache", default=None, help="directory for an on-disk embedding cache")
-    args = parser.parse_args(argv)
+    p.set_defaults(handler=demo)
+
+    from ._audit_cli import add_audit_parser
+
+    add_audit_parser(sub)
+    return parser
+
+
+def main(argv=None) -> int:
+    """Entry point of the ``skriskrank`` console script and ``python -m skriskrank``."""
+    args = _parser().parse_args(argv)
     # Offline by default: the packaged model needs no hub, and a hub lookup would hang here.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    if args.command == "demo":
-        return demo(args)
-    return 2  # pragma: no cover - argparse rejects other commands
+    try:
+        return args.handler(args)
+    except (ValueError, OSError, ImportError) as err:  # ModelFileError is a ValueError
+        print(f"skriskrank {args.command}: error: {err}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

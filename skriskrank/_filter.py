@@ -17,11 +17,15 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import Interval, validate_params
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import RankingStepMixin
+from ._base import RankingStepMixin, check_relevant
 from ._fast import dot_error_bound, filter_scan
 
 __all__ = ["RuleFilter", "rule_filter", "rule_filter_batch"]
@@ -60,6 +64,10 @@ MSG_EMBEDDINGS_NONFINITE = (
 MSG_EMBEDDINGS_TOO_LARGE = (
     "embeddings row {row} (tool index {row}) has a squared norm that overflows; the rows "
     "must be L2-normalized."
+)
+MSG_NEEDS_Y = (
+    "{step} learns from the training queries' gold tools when a relevance floor or need "
+    "evidence is asked for: pass y to fit."
 )
 MSG_BATCH_DEPRECATED = (
     "rule_filter_batch is deprecated and will be removed in the next release: rule_filter "
@@ -177,11 +185,68 @@ def _tool_rules(risk, counts, embeddings, high_risk_level, broad_level, thr, row
     return high, broad, emb, dot_error_bound(emb.dtype, emb.shape[1], float(sq.max(initial=0)))
 
 
-def _decide(ranked, tools, options):
-    """The scan's decisions, duplicated tools and filtered order of checked rankings."""
+def _decide(ranked, tools, options, **evidence):
+    """The scan's decisions, duplicated tools, filtered order and lengths of checked rankings."""
     high, broad, emb, tol = tools
     k, max_high, _, max_broad, _, thr = options
-    return filter_scan(ranked, high, broad, emb, k, max_high, max_broad, thr, tol)
+    return filter_scan(ranked, high, broad, emb, k, max_high, max_broad, thr, tol, **evidence)
+
+
+class _GoldModel:
+    """P(a candidate is a gold tool of its query): a calibrated relevance estimate.
+
+    Its features are the candidate's rank, its score gap to the query's best candidate and,
+    for the need-aware filter, the kernel-weighted share of the ``n_neighbors`` training
+    queries nearest by embedding (weights ``softmax(cosine / temperature)``) whose gold set
+    holds the tool; in ``fit`` each query leaves itself out. A logistic regression
+    (standardized features, C=1) is fitted on the training batch's candidates of rank below
+    ``fit_rank``. Measured on UltraTool and Seal-Tools in ``docs/design.md``.
+    """
+
+    def __init__(self, knn, fit_rank, n_neighbors=10, temperature=0.05):
+        self.knn, self.fit_rank = knn, fit_rank
+        self.n_neighbors, self.temperature = n_neighbors, temperature
+
+    def _features(self, X, positions, leave_out=False):
+        cand = np.take_along_axis(X.candidates, positions, axis=1)
+        s = np.take_along_axis(X.scores, positions, axis=1).astype(np.float64)
+        rank = np.broadcast_to(np.arange(cand.shape[1]), cand.shape)
+        cols = [np.log1p(rank), s[:, :1] - s]
+        if self.knn:
+            sim = X.query_embeddings @ self.queries_.T
+            if leave_out:
+                np.fill_diagonal(sim, -np.inf)
+            n = min(self.n_neighbors, sim.shape[1] - leave_out)
+            near = np.argpartition(-sim, n - 1, axis=1)[:, :n]
+            w = np.take_along_axis(sim, near, axis=1) / self.temperature
+            w = np.exp(w - w.max(axis=1, keepdims=True))
+            w /= w.sum(axis=1, keepdims=True)
+            # (queries, n_neighbors) weights times the neighbours' gold rows, at the candidates.
+            weights = sp.csr_array((w.ravel(), near.ravel(), np.arange(0, w.size + 1, n)),
+                                   shape=(len(w), len(self.queries_)))
+            rate = (weights @ self.gold_).tocsr()[np.repeat(np.arange(len(cand)), cand.shape[1]),
+                                                  cand.ravel()]
+            p = np.clip(np.asarray(rate).reshape(cand.shape), 0.01, 0.99)
+            cols.append(np.log(p) - np.log1p(-p))
+        return np.stack([c.ravel() for c in cols], axis=1), cand
+
+    def fit(self, X, relevant):
+        n_tools = len(X.registry)
+        self.queries_ = X.query_embeddings
+        rows = np.repeat(np.arange(len(relevant)), [len(g) for g in relevant])
+        self.gold_ = sp.csr_array((np.ones(len(rows)), (rows, np.concatenate(relevant))),
+                                  shape=(len(relevant), n_tools))
+        positions = X.order(self.fit_rank)
+        feats, cand = self._features(X, positions, leave_out=True)
+        target = np.concatenate([np.isin(c, g) for c, g in zip(cand, relevant, strict=True)])
+        self.model_ = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=1000))
+        self.model_.fit(feats, target)
+        return self
+
+    def predict_proba(self, X, positions):
+        """(n_queries, m) probabilities of the candidates at ``positions``, in that order."""
+        feats, cand = self._features(X, positions)
+        return self.model_.predict_proba(feats)[:, 1].reshape(cand.shape)
 
 
 @validate_params(_OPTIONS, prefer_skip_nested_validation=True)
@@ -311,9 +376,18 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
     redundancy_threshold : float or None, default=0.9
         Cosine similarity above which a tool is redundant with an accepted one; ``None``
         or ``1.0`` turns the rule off.
+    relevance_floor : float or None, default=None
+        ``None`` keeps the paper's fixed length: deferred tools fill the list up to ``k``.
+        A probability in [0, 1] serves shorter lists instead: a candidate whose estimated
+        probability of being a gold tool (see :attr:`relevance_model_`) is below the floor
+        is left out, and nothing pads the list, so an agent is not offered tools that are
+        neither wanted nor allowed. It needs ``y`` in ``fit``.
 
     Attributes
     ----------
+    relevance_model_ : sklearn.pipeline.Pipeline or None
+        With a relevance floor: a logistic regression of "this candidate is gold" on its
+        rank and its score gap to the query's best candidate, fitted on the training batch.
     registry_ : ToolRegistry
         The registry of the batch seen in ``fit``; later batches must share it.
     encoder_ : str
@@ -322,6 +396,7 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
     See Also
     --------
     rule_filter : The filter on arrays of rankings.
+    NeedAwareFilter : Admits a high-risk tool when the query shows it needs it.
 
     Notes
     -----
@@ -350,26 +425,39 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
     [[1, 3, 2, 0]]
     """
 
-    _parameter_constraints: dict = dict(_OPTIONS)
+    _parameter_constraints: dict = {
+        **_OPTIONS, "relevance_floor": [Interval(Real, 0, 1, closed="both"), None]}
+    #: The gold-probability model reads the query-neighbour feature (NeedAwareFilter).
+    _knn_feature = False
 
     def __init__(self, *, k=5, max_high_risk=1, high_risk_level=3, max_broad=2, broad_level=2,
-                 redundancy_threshold=0.9):
+                 redundancy_threshold=0.9, relevance_floor=None):
         self.k = k
         self.max_high_risk = max_high_risk
         self.high_risk_level = high_risk_level
         self.max_broad = max_broad
         self.broad_level = broad_level
         self.redundancy_threshold = redundancy_threshold
+        self.relevance_floor = relevance_floor
+
+    def _needs_model(self):
+        return self.relevance_floor is not None
 
     def _options(self):
         return _check_options(self.k, self.max_high_risk, self.high_risk_level, self.max_broad,
                               self.broad_level, self.redundancy_threshold)
 
-    def _fit_step(self, X):
+    def _fit_step(self, X, y):
         # Built here (like the retriever's index) so that the first online call does not
         # pay for it; a bad option, tool embedding or permission count fails the fit.
         self._tools = None
         self._tool_rules_of(X, self._options())
+        self.relevance_model_ = None
+        if self._needs_model():
+            if y is None:
+                raise ValueError(MSG_NEEDS_Y.format(step=type(self).__name__))
+            relevant = check_relevant(y, X.registry, X.n_queries)
+            self.relevance_model_ = _GoldModel(self._knn_feature, 2 * self.k).fit(X, relevant)
 
     def _tool_rules_of(self, X, options):
         # Keyed on the tool arrays themselves and on the options the per-tool half reads.
@@ -402,10 +490,29 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
         X_filtered : RankingBatch
             Ranked lists in filtered order; each candidate keeps its score.
         """
+        order, lengths = self._scan(X)[2:4]
+        return X.take(order, lengths)
+
+    def _scan(self, X):
+        """Decisions, duplicates, filtered order (positions), lengths and gold probabilities.
+
+        The order is given as positions of ``X``'s rows; the lengths are None for lists of
+        fixed length, and the probabilities None without a relevance model.
+        """
         check_is_fitted(self)
         X = self._check_input(X, reset=False)
         options = self._options()  # set_params may have changed them
         positions = X.order()
         ranked = np.take_along_axis(X.candidates, positions, axis=1)
-        order = _decide(ranked, self._tool_rules_of(X, options), options)[2]
-        return X.take(np.take_along_axis(positions, order, axis=1))
+        p = (None if self.relevance_model_ is None
+             else self.relevance_model_.predict_proba(X, positions))
+        floor = None if self.relevance_floor is None else p >= self.relevance_floor
+        decision, other, order, accepted = _decide(
+            ranked, self._tool_rules_of(X, options), options, admit=self._admit(p),
+            eligible=floor)
+        order = np.take_along_axis(positions, order, axis=1)
+        return decision, other, order, None if floor is None else accepted, p
+
+    def _admit(self, p):
+        """Need evidence per candidate (none for the paper's rule)."""
+        return None

@@ -1,20 +1,26 @@
-"""The audited tool catalogue: names, descriptions, risk levels and permissions."""
+"""The tool catalogue: names, descriptions, risk levels, permissions, parameters and hints."""
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from numbers import Integral
+from types import MappingProxyType
 
 import numpy as np
 
 __all__ = [
-    "PERMISSION_CATEGORIES",
     "DEFAULT_PERMISSION_KEYWORDS",
+    "HINT_DEFAULTS",
+    "PARAMETERS_TEXT_TEMPLATE",
+    "PERMISSION_CATEGORIES",
+    "RISK_SOURCES",
+    "TOOL_TEXT_TEMPLATE",
     "UNKNOWN_RISK",
     "ToolRegistry",
     "derive_permissions",
+    "format_parameters",
 ]
 
 #: The paper's five high-risk permission categories.
@@ -79,6 +85,31 @@ DEFAULT_PERMISSION_KEYWORDS: Mapping[str, tuple[str, ...]] = {
     ),
 }
 
+#: The MCP specification's tool annotations and their defaults: a hint a server leaves out
+#: takes this value. ``destructiveHint`` matters only when ``readOnlyHint`` is false.
+HINT_DEFAULTS: Mapping[str, bool] = MappingProxyType(
+    {
+        "readOnlyHint": False,
+        "destructiveHint": True,
+        "idempotentHint": False,
+        "openWorldHint": True,
+    }
+)
+
+#: Where a tool's risk level came from: a person (or a released benchmark) declared it, or
+#: :class:`~skriskrank.RiskAuditor` predicted it; ``"unknown"`` marks an unlabelled tool.
+RISK_SOURCES = ("declared", "predicted", "unknown")
+
+#: The text the encoder sees for a tool without parameters (every registry of the paper's
+#: benchmarks, and every registry built before parameters were kept).
+TOOL_TEXT_TEMPLATE = "{name}: {description}"
+
+#: The text the encoder sees for a tool with parameters: the parameter names and
+#: descriptions follow the description, because a ``password`` or ``sql`` parameter is a risk
+#: signal that the description may not mention. ``{parameters}`` is
+#: :func:`format_parameters` of the tool's parameters.
+PARAMETERS_TEXT_TEMPLATE = "{name}: {description} Parameters: {parameters}"
+
 MSG_EMPTY_REGISTRY = "A ToolRegistry needs at least one tool."
 MSG_BAD_NAME = "Tool #{i}: name must be a non-empty string, got {name!r}."
 MSG_DUPLICATE_NAME = "Duplicate tool name {name!r} (records #{first} and #{second})."
@@ -94,6 +125,20 @@ MSG_BAD_KEYWORDS = (
     "permission_keywords has unknown categories {cats}; expected a subset of {allowed}."
 )
 MSG_MISSING_COLUMN = "from_frame needs a {col!r} column; the frame has {cols}."
+MSG_BAD_PARAMETERS = (
+    "Tool {name!r}: parameters must be a sequence of (name, description) string pairs, got "
+    "{value!r}."
+)
+MSG_BAD_HINT = "Tool {name!r}: annotation {hint!r} must be true or false, got {value!r}."
+MSG_UNKNOWN_HINT = "Tool {name!r}: unknown annotation {hint!r}; expected one of {allowed}."
+MSG_BAD_TEMPLATE = (
+    "text_template must be a format string using {{name}}, {{description}} and "
+    "{{parameters}}, or a callable (name, description, parameters) -> str; formatting tool "
+    "{name!r} failed: {error}"
+)
+MSG_BAD_TEXT = "Tool {name!r}: text_template gave {value!r}; it must give a non-empty string."
+MSG_BAD_RISK_SOURCE = "source must be one of {allowed}, got {source!r}."
+MSG_RISK_LENGTH = "levels must have one entry per tool: {n} tools but {got} levels."
 
 # camelCase boundaries: lower -> Upper ("deleteFile"), digit -> Capitalised word ("md5Hash"),
 # and the end of an acronym ("HTTPRequest").
@@ -198,6 +243,122 @@ def _check_risk(name: str, risk) -> int:
     return int(risk)
 
 
+def format_parameters(parameters) -> str:
+    """The parameters part of a tool's text: ``"path (File to read); head"``.
+
+    Parameters
+    ----------
+    parameters : sequence of (str, str)
+        ``(name, description)`` pairs; an empty description shows the name alone.
+
+    Returns
+    -------
+    text : str
+
+    Examples
+    --------
+    >>> from skriskrank import format_parameters
+    >>> format_parameters([("path", "File to read"), ("head", "")])
+    'path (File to read); head'
+    """
+    return "; ".join(f"{n} ({d})" if d else n for n, d in parameters)
+
+
+def _check_parameters(name: str, params) -> tuple[tuple[str, str], ...]:
+    if _is_missing(params):
+        return ()
+    if isinstance(params, (str, bytes)) or not isinstance(params, Iterable):
+        raise ValueError(MSG_BAD_PARAMETERS.format(name=name, value=params))
+    out = []
+    for pair in params:
+        if isinstance(pair, str):
+            pair = (pair, "")
+        try:
+            pname, pdesc = pair
+        except (TypeError, ValueError):
+            raise ValueError(MSG_BAD_PARAMETERS.format(name=name, value=params)) from None
+        if pdesc is None:
+            pdesc = ""
+        if not isinstance(pname, str) or not pname.strip() or not isinstance(pdesc, str):
+            raise ValueError(MSG_BAD_PARAMETERS.format(name=name, value=params))
+        out.append((pname, " ".join(pdesc.split())))
+    return tuple(out)
+
+
+def _check_hints(name: str, hints) -> Mapping[str, object]:
+    """The hints a tool's author declared (no defaults filled in), as a read-only mapping."""
+    if _is_missing(hints):
+        return MappingProxyType({})
+    if not isinstance(hints, Mapping):
+        raise ValueError(MSG_BAD_HINT.format(name=name, hint="annotations", value=hints))
+    out = {}
+    for key, value in hints.items():
+        if key == "title":
+            if value is not None and not isinstance(value, str):
+                raise ValueError(MSG_BAD_HINT.format(name=name, hint=key, value=value))
+            if value:
+                out[key] = value
+            continue
+        if key not in HINT_DEFAULTS:
+            raise ValueError(
+                MSG_UNKNOWN_HINT.format(
+                    name=name, hint=key, allowed=["title", *HINT_DEFAULTS]
+                )
+            )
+        if value is None:
+            continue  # JSON null: not declared, the default applies
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(MSG_BAD_HINT.format(name=name, hint=key, value=value))
+        out[key] = bool(value)
+    return MappingProxyType(dict(sorted(out.items())))
+
+
+def _declares_destructive(hints: Mapping[str, object]) -> bool:
+    """Whether the author marks the tool destructive, by the specification's defaults.
+
+    Only a tool whose author set a hint counts: one that declares ``destructiveHint: true``,
+    or declares ``readOnlyHint: false`` and leaves ``destructiveHint`` at its default (true).
+    A tool with no hints at all (every OpenAI or Anthropic tool) has declared nothing.
+    """
+    if not ({"readOnlyHint", "destructiveHint"} & hints.keys()):
+        return False
+    full = {**HINT_DEFAULTS, **hints}
+    return not full["readOnlyHint"] and bool(full["destructiveHint"])
+
+
+def _hint_permissions(hints: Mapping[str, object]) -> frozenset[str]:
+    """Permission categories that a tool's declared hints add (they never remove any)."""
+    perms = set()
+    if _declares_destructive(hints):
+        # A destructive tool changes or deletes what it touches: the filter's "write" category.
+        perms.add("file_write")
+    if hints.get("openWorldHint") is True and hints.get("readOnlyHint") is not True:
+        # Acts on an open world (the web, other people's systems) and is not read-only.
+        perms.add("network_access")
+    return frozenset(perms)
+
+
+def _render_text(template, name: str, desc: str, params) -> str:
+    if template is None:
+        if not params:
+            return TOOL_TEXT_TEMPLATE.format(name=name, description=desc)
+        return PARAMETERS_TEXT_TEMPLATE.format(
+            name=name, description=desc, parameters=format_parameters(params)
+        )
+    try:
+        if callable(template):
+            text = template(name, desc, params)
+        else:
+            text = template.format(
+                name=name, description=desc, parameters=format_parameters(params)
+            )
+    except (KeyError, IndexError, ValueError, TypeError, AttributeError) as err:
+        raise ValueError(MSG_BAD_TEMPLATE.format(name=name, error=err)) from None
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(MSG_BAD_TEXT.format(name=name, value=text))
+    return text
+
+
 class ToolRegistry:
     """The audited tool catalogue that every skriskrank step ranks over.
 
@@ -220,6 +381,23 @@ class ToolRegistry:
     permission_keywords : mapping of str to iterable of str, default=None
         Keyword rules for derived permissions; ``None`` uses
         :data:`DEFAULT_PERMISSION_KEYWORDS`.
+    parameters : sequence of sequence of (str, str) or None, default=None
+        Each tool's parameters as ``(name, description)`` pairs (``""`` for no description);
+        they join the encoder's text and the words permissions are derived from.
+    annotations : sequence of mapping or None, default=None
+        The MCP hints each tool's author declared (``readOnlyHint``, ``destructiveHint``,
+        ``idempotentHint``, ``openWorldHint``, booleans, and ``title``); absent hints take
+        :data:`HINT_DEFAULTS`. Declared hints add permission categories, never remove them.
+    risk_source : sequence of {"declared", "predicted"} or None, default=None
+        Where each level came from; ``None`` means declared.
+    trust_hints : sequence of bool or None, default=None
+        Per tool, whether its hints come from a server the user controls (see
+        :class:`RiskAuditor`); ``None`` trusts none.
+    text_template : str or callable, default=None
+        The encoder's text per tool: a format string with ``{name}``, ``{description}`` and
+        ``{parameters}`` (:func:`format_parameters`), or a callable ``(name, description,
+        parameters) -> str``. ``None`` is :data:`TOOL_TEXT_TEMPLATE` for a tool without
+        parameters and :data:`PARAMETERS_TEXT_TEMPLATE` for one with parameters.
 
     Attributes
     ----------
@@ -228,7 +406,8 @@ class ToolRegistry:
     descriptions : ndarray of object, shape (n_tools,)
         Tool descriptions.
     texts : list of str
-        ``"{name}: {description}"`` per tool, the text the encoder sees.
+        The text the encoder sees per tool: ``"{name}: {description}"`` unless the tool has
+        parameters or the registry a ``text_template``.
     risk : ndarray of int, shape (n_tools,)
         Risk levels; unlabelled tools hold :data:`UNKNOWN_RISK`, which compares as high risk.
     risk_known : ndarray of bool, shape (n_tools,)
@@ -239,9 +418,21 @@ class ToolRegistry:
         Column ``j`` is :data:`PERMISSION_CATEGORIES` ``[j]``.
     permission_counts : ndarray of int, shape (n_tools,)
         Number of high-risk permission categories per tool.
+    parameters : tuple of tuple of (str, str)
+        Each tool's ``(name, description)`` parameter pairs (empty for none).
+    declared_hints : tuple of mapping
+        The hints each tool's author set, read-only; :attr:`annotations` adds the defaults
+        and :attr:`declares_destructive` tells which tools are marked destructive.
+    risk_predicted : ndarray of bool, shape (n_tools,)
+        True where the level was predicted (:meth:`with_risk`); :attr:`risk_source` in words.
+    hints_trusted : ndarray of bool, shape (n_tools,)
+        True where the tool's hints may lower its level (``load_tools(trust_hints=True)``).
     fingerprint : str
-        A SHA-1 of names, descriptions, risk and permissions; two registries with the same
-        fingerprint hold the same catalogue.
+        A SHA-1 of names, descriptions, risk and permissions, and, for tools that have them,
+        of the encoder's text, the declared hints, trust and predicted-level flags; two
+        registries with the same fingerprint hold the same catalogue. A registry without
+        parameters, hints or predicted levels has the fingerprint it had before these fields
+        existed.
 
     See Also
     --------
@@ -273,6 +464,11 @@ class ToolRegistry:
         permissions=None,
         *,
         permission_keywords: Mapping[str, Iterable[str]] | None = None,
+        parameters=None,
+        annotations=None,
+        risk_source=None,
+        trust_hints=None,
+        text_template: str | Callable | None = None,
     ):
         names = list(names)
         descriptions = list(descriptions)
@@ -292,11 +488,23 @@ class ToolRegistry:
                 f"permissions must have one entry per tool; got {len(permissions)} for "
                 f"{len(names)} tools."
             )
+        per_tool = {
+            "parameters": parameters, "annotations": annotations, "risk_source": risk_source,
+            "trust_hints": trust_hints,
+        }
+        for field, values in per_tool.items():
+            values = [None] * len(names) if values is None else list(values)
+            if len(values) != len(names):
+                raise ValueError(
+                    f"{field} must have one entry per tool; got {len(values)} for "
+                    f"{len(names)} tools."
+                )
+            per_tool[field] = values
         compiled = _compile_keywords(
             DEFAULT_PERMISSION_KEYWORDS if permission_keywords is None else permission_keywords
         )
         seen: dict[str, int] = {}
-        risks, perms = [], []
+        risks, perms, params_all, hints_all, predicted, trusted, texts = ([] for _ in range(7))
         rows = zip(names, descriptions, risk, permissions, strict=True)
         for i, (name, desc, r, p) in enumerate(rows):
             if not isinstance(name, str) or not name.strip():
@@ -307,8 +515,28 @@ class ToolRegistry:
             if not isinstance(desc, str) or not desc.strip():
                 raise ValueError(MSG_EMPTY_DESCRIPTION.format(name=name, desc=desc))
             risks.append(_check_risk(name, r))
+            params = _check_parameters(name, per_tool["parameters"][i])
+            hints = _check_hints(name, per_tool["annotations"][i])
+            source = per_tool["risk_source"][i]
+            if _is_missing(source):
+                source = "declared"
+            if source not in RISK_SOURCES[:2]:
+                raise ValueError(MSG_BAD_RISK_SOURCE.format(allowed=RISK_SOURCES[:2],
+                                                            source=source))
+            params_all.append(params)
+            hints_all.append(hints)
+            # An unknown level was neither declared nor predicted.
+            predicted.append(source == "predicted" and risks[-1] != UNKNOWN_RISK)
+            trusted.append(bool(per_tool["trust_hints"][i]))
+            texts.append(_render_text(text_template, name, desc, params))
             if _is_missing(p):
-                perms.append(_derive(_match_text(f"{name} {desc}"), compiled))
+                # Parameters are part of what a tool does: a "url" or "password" parameter
+                # derives its category like the same word in the description.
+                extra = " " + " ".join(f"{pn} {pd}" for pn, pd in params) if params else ""
+                perms.append(
+                    _derive(_match_text(f"{name} {desc}{extra}"), compiled)
+                    | _hint_permissions(hints)
+                )
             else:
                 if isinstance(p, str):
                     # A CSV cell such as "shell_execution;file_write".
@@ -330,12 +558,32 @@ class ToolRegistry:
         self.permission_matrix = np.array(
             [[c in p for c in PERMISSION_CATEGORIES] for p in perms], dtype=bool
         ).reshape(len(names), len(PERMISSION_CATEGORIES))
-        for arr in (self.names, self.descriptions, self.risk, self.permission_matrix):
+        self.parameters = tuple(params_all)
+        self.declared_hints = tuple(hints_all)
+        self.risk_predicted = np.array(predicted, dtype=bool)
+        self.hints_trusted = np.array(trusted, dtype=bool)
+        self.text_template = text_template
+        self._texts = tuple(texts)
+        for arr in self._arrays():
             arr.flags.writeable = False
         h = hashlib.sha1()
-        for n, d, r, p in zip(names, descriptions, risks, perms, strict=True):
+        default_text = text_template is None
+        for i, (n, d, r, p) in enumerate(zip(names, descriptions, risks, perms, strict=True)):
             h.update(f"{n}\x1f{d}\x1f{r}\x1f{','.join(sorted(p))}\x1e".encode())
+            # The fields that came with parameters and hints join the hash only where a tool
+            # has them, so a registry without them keeps the fingerprint it always had (the
+            # embedding and fit caches are keyed by it).
+            if params_all[i] or hints_all[i] or predicted[i] or trusted[i] or not default_text:
+                hints = ",".join(f"{k}={v}" for k, v in hints_all[i].items())
+                h.update(
+                    f"\x1d{texts[i]}\x1f{hints}\x1f{int(predicted[i])}\x1f{int(trusted[i])}"
+                    "\x1e".encode()
+                )
         self.fingerprint = h.hexdigest()
+
+    def _arrays(self):
+        return (self.names, self.descriptions, self.risk, self.permission_matrix,
+                self.risk_predicted, self.hints_trusted)
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
@@ -344,23 +592,29 @@ class ToolRegistry:
         records: Iterable[Mapping],
         *,
         permission_keywords: Mapping[str, Iterable[str]] | None = None,
+        text_template: str | Callable | None = None,
     ) -> ToolRegistry:
         """Build a registry from mappings (``name``, ``description``, ``risk``, ``permissions``).
 
         Parameters
         ----------
         records : iterable of mapping
-            Each has ``name`` and ``description``; ``risk`` (int 1..5 or None) and
-            ``permissions`` (iterable of categories) are optional. Explicit permissions win
-            over derived ones.
+            Each has ``name`` and ``description``; ``risk`` (int 1..5 or None),
+            ``permissions`` (iterable of categories), ``parameters`` (``(name,
+            description)`` pairs), ``annotations`` (declared MCP hints), ``risk_source``
+            (``"declared"`` or ``"predicted"``) and ``trust_hints`` (bool) are optional.
+            Explicit permissions win over derived ones.
         permission_keywords : mapping of str to iterable of str, default=None
             Keyword rules for tools without explicit permissions.
+        text_template : str or callable, default=None
+            The encoder's text per tool; see :class:`ToolRegistry`.
 
         Returns
         -------
         registry : ToolRegistry
         """
         names, descs, risks, perms = [], [], [], []
+        extra = {"parameters": [], "annotations": [], "risk_source": [], "trust_hints": []}
         for i, rec in enumerate(records):
             if not isinstance(rec, Mapping):
                 raise ValueError(f"Tool record #{i} must be a mapping, got {type(rec).__name__}.")
@@ -368,7 +622,10 @@ class ToolRegistry:
             descs.append(rec.get("description"))
             risks.append(rec.get("risk"))
             perms.append(rec.get("permissions"))
-        return cls(names, descs, risks, perms, permission_keywords=permission_keywords)
+            for key, values in extra.items():
+                values.append(rec.get(key))
+        return cls(names, descs, risks, perms, permission_keywords=permission_keywords,
+                   text_template=text_template, **extra)
 
     @classmethod
     def from_frame(
@@ -425,13 +682,64 @@ class ToolRegistry:
     def __setstate__(self, state):
         self.__dict__.update(state)
         self.__dict__.pop("_permission_counts", None)  # a derived cache, recomputed on use
-        for arr in (self.names, self.descriptions, self.risk, self.permission_matrix):
+        if "_texts" not in state:
+            # A registry pickled before parameters and hints were kept had neither.
+            n = len(self.names)
+            self.parameters = ((),) * n
+            self.declared_hints = (MappingProxyType({}),) * n
+            self.risk_predicted = np.zeros(n, dtype=bool)
+            self.hints_trusted = np.zeros(n, dtype=bool)
+            self.text_template = None
+            self._texts = tuple(f"{a}: {b}"
+                                for a, b in zip(self.names, self.descriptions, strict=True))
+        for arr in self._arrays():
             arr.flags.writeable = False
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        # MappingProxyType does not pickle: store the declared hints as plain dicts.
+        state["declared_hints"] = tuple(dict(h) for h in self.declared_hints)
+        return state
 
     @property
     def texts(self) -> list[str]:
-        """``"{name}: {description}"`` per tool: the text the encoder embeds."""
-        return [f"{n}: {d}" for n, d in zip(self.names, self.descriptions, strict=True)]
+        """The text the encoder embeds, per tool.
+
+        ``"{name}: {description}"`` (:data:`TOOL_TEXT_TEMPLATE`) for a tool without
+        parameters, ``"{name}: {description} Parameters: {parameters}"``
+        (:data:`PARAMETERS_TEXT_TEMPLATE`) for a tool with parameters, unless the registry
+        was built with its own ``text_template``.
+        """
+        return list(self._texts)
+
+    @property
+    def annotations(self) -> tuple[Mapping[str, object], ...]:
+        """Each tool's MCP hints with the specification's defaults made explicit.
+
+        :attr:`declared_hints` holds only what the tool's author set; a tool without hints
+        (every OpenAI or Anthropic tool, every tool of a CSV) reads as the defaults of
+        :data:`HINT_DEFAULTS`, which are cautious: not read-only, destructive, open-world.
+        """
+        return tuple(
+            MappingProxyType({**HINT_DEFAULTS, **{k: v for k, v in h.items() if k != "title"}})
+            for h in self.declared_hints
+        )
+
+    @property
+    def declares_destructive(self) -> np.ndarray:
+        """True where the tool's author marks it destructive (see :attr:`declared_hints`).
+
+        ``destructiveHint: true``, or ``readOnlyHint: false`` with ``destructiveHint`` left at
+        its default; a tool whose author set neither hint has declared nothing.
+        """
+        return np.array([_declares_destructive(h) for h in self.declared_hints], dtype=bool)
+
+    @property
+    def risk_source(self) -> np.ndarray:
+        """Per tool ``"declared"``, ``"predicted"`` or ``"unknown"`` (see :data:`RISK_SOURCES`)."""
+        src = np.where(self.risk_predicted, "predicted", "declared").astype(object)
+        src[~self.risk_known] = "unknown"
+        return src
 
     @property
     def risk_known(self) -> np.ndarray:
@@ -482,6 +790,78 @@ class ToolRegistry:
         """Risk levels of tool names (unknown as :data:`UNKNOWN_RISK`)."""
         return self.risk[self.index_of(names)]
 
+    def _records(self) -> list[dict]:
+        return [
+            {
+                "name": n, "description": d, "risk": None if r == UNKNOWN_RISK else int(r),
+                "permissions": p, "parameters": params, "annotations": dict(h),
+                "risk_source": "predicted" if pred else "declared", "trust_hints": bool(t),
+            }
+            for n, d, r, p, params, h, pred, t in zip(
+                self.names, self.descriptions, self.risk, self.permissions, self.parameters,
+                self.declared_hints, self.risk_predicted, self.hints_trusted, strict=False,
+            )
+        ]
+
+    def with_risk(self, levels, *, source: str = "predicted") -> ToolRegistry:
+        """A copy of the registry with new risk levels, remembering where they came from.
+
+        The pipeline's metrics, risk head and rule filter read :attr:`risk` and treat a
+        predicted level like a declared one; :attr:`risk_source` tells them apart.
+
+        Parameters
+        ----------
+        levels : array-like of int, or mapping of str to int or None
+            One level 1..5 (or ``None``, unknown) per tool in registry order, for example
+            ``RiskAuditor().predict(registry)``; or a mapping from tool names to levels, which
+            changes only the tools it names.
+        source : {"predicted", "declared"}, default="predicted"
+            Recorded for the new levels in :attr:`risk_source`.
+
+        Returns
+        -------
+        registry : ToolRegistry
+            Same tools, texts, hints and permissions; new ``risk`` and ``risk_source``.
+
+        Raises
+        ------
+        ValueError
+            If ``source`` is unknown, ``levels`` has the wrong length, names a tool that is
+            not in the registry, or holds a level outside 1..5 (naming the tool).
+
+        Examples
+        --------
+        >>> from skriskrank import ToolRegistry
+        >>> reg = ToolRegistry.from_records([
+        ...     {"name": "read_file", "description": "Read a text file"},
+        ...     {"name": "delete_file", "description": "Delete a file", "risk": 4}])
+        >>> reg.risk.tolist(), reg.risk_source.tolist()
+        ([99, 4], ['unknown', 'declared'])
+        >>> new = reg.with_risk({"read_file": 1})
+        >>> new.risk.tolist(), new.risk_source.tolist()
+        ([1, 4], ['predicted', 'declared'])
+        """
+        if source not in RISK_SOURCES[:2]:
+            raise ValueError(MSG_BAD_RISK_SOURCE.format(allowed=RISK_SOURCES[:2], source=source))
+        records = self._records()
+        if isinstance(levels, Mapping):
+            updates = dict(zip(self.index_of(list(levels)).tolist(), levels.values(), strict=True))
+        else:
+            levels = list(np.asarray(levels, dtype=object).ravel()) if hasattr(
+                levels, "__array__") else list(levels)
+            if len(levels) != len(self):
+                raise ValueError(MSG_RISK_LENGTH.format(n=len(self), got=len(levels)))
+            updates = dict(enumerate(levels))
+        for i, level in updates.items():
+            if not _is_missing(level) and level == UNKNOWN_RISK:
+                level = None  # the registry's own unknown marker, handed back
+            records[i]["risk"] = level
+            records[i]["risk_source"] = source
+        # Permissions as they are (derived ones included), so the copy changes only risk.
+        return ToolRegistry.from_records(
+            records, permission_keywords=None, text_template=self.text_template
+        )
+
     def to_frame(self):
         """The registry as a :class:`pandas.DataFrame` (name, description, risk, permissions).
 
@@ -502,4 +882,12 @@ class ToolRegistry:
                 ),
                 "permissions": [";".join(sorted(p)) for p in self.permissions],
             }
-        )
+        ) if not self.risk_predicted.any() else self._frame_with_source()
+
+    def _frame_with_source(self):
+        # Only a registry with predicted levels grows the column, so frames (and CSVs) of
+        # audited registries keep the four columns from_frame reads.
+        frame = ToolRegistry.to_frame(self.with_risk(
+            [None if r == UNKNOWN_RISK else int(r) for r in self.risk], source="declared"))
+        frame["risk_source"] = self.risk_source
+        return frame

@@ -1,9 +1,10 @@
 """RiskAwareReranker: the paper's dual-head reranker, trained with skorch.
 
-Score ``s(q, t) = f_rel(q, t) - risk_weight * f_risk(t)``: a relevance head over the query and
-tool embeddings and a risk head over the tool embedding alone, trained jointly with a pairwise
-margin loss and a risk-regression loss (Risk-Aware Reranking for Agentic Tool Retrieval,
-CIKM 2026, Section 3).
+The paper's score is ``s(q, t) = f_rel(q, t) - risk_weight * f_risk(t)``: a relevance head
+over the query and tool embeddings and a risk head over the tool embedding alone, trained
+jointly with a pairwise margin loss and a risk-regression loss (Risk-Aware Reranking for
+Agentic Tool Retrieval, CIKM 2026, Section 3). Both heads are put on a calibrated scale before
+they are combined, so that ``risk_weight`` means the same for every head.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.isotonic import IsotonicRegression
+from sklearn.linear_model import LogisticRegression
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, check_memory
@@ -295,9 +298,56 @@ class _EarlyStopping(Callback):
 
     def on_train_end(self, net, **kwargs):
         if self.best_epoch_ != len(net.history):
-            net.module_.load_state_dict(self.best_weights_, strict=False)
+            net.module_.load_state_dict(self.best_weights_, strict=True)
         # Drop the data and weights so that the pickled net does not carry them.
         self.q_emb = self.t_emb = self.candidates = self.relevant = self.best_weights_ = None
+
+
+class _EpochBar(Callback):
+    """A tqdm bar over the epochs (on stderr), with the loss and the held-out NDCG."""
+
+    def on_train_begin(self, net, **kwargs):
+        from tqdm.auto import tqdm
+
+        self.bar_ = tqdm(total=net.max_epochs, desc="training", unit="epoch")
+
+    def on_epoch_end(self, net, **kwargs):
+        last = net.history[-1]
+        self.bar_.set_postfix({key: f"{last[key]:.4f}" for key in ("train_loss", "valid_ndcg")
+                               if key in last}, refresh=False)
+        self.bar_.update()
+
+    def on_train_end(self, net, **kwargs):
+        self.bar_.close()
+        del self.bar_  # a tqdm object in the pickled net would drag its lock along
+
+
+def _logit(p):
+    p = np.clip(np.asarray(p, dtype=np.float64), 1e-6, 1 - 1e-6)
+    return np.log(p) - np.log1p(-p)
+
+
+def _platt(rel, gold):
+    """(a, b) of ``P(gold) = sigmoid(a logit(f_rel) + b)``; (1, 0) when one class is absent."""
+    if gold.all() or not gold.any():
+        return np.array([1.0, 0.0])
+    model = LogisticRegression(C=1e4, max_iter=1000).fit(_logit(rel).reshape(-1, 1),
+                                                          gold.ravel())
+    return np.array([model.coef_[0, 0], model.intercept_[0]])
+
+
+def _risk_scale(f_risk, risk):
+    """Breakpoints of an isotonic map from f_risk to the rubric's penalty.
+
+    The penalty is ``clip((r - 2) / 2, 0, 1)`` of the labelled tools' levels: 0 at levels 1-2,
+    0.5 at 3, 1 at 4-5.
+    """
+    known = (risk >= 1) & (risk <= 5)
+    if known.sum() < 2:
+        return np.array([[0.0, 1.0], [0.0, 1.0]])  # no labels: the identity
+    iso = IsotonicRegression(y_min=0, y_max=1, out_of_bounds="clip").fit(
+        f_risk[known], np.clip((risk[known] - 2) / 2.0, 0, 1))
+    return np.array([iso.X_thresholds_, iso.y_thresholds_])
 
 
 def _train_heads(params, seed, q_emb, t_emb, candidates, hard_pool, gold, risk, device,
@@ -338,6 +388,8 @@ def _train_heads(params, seed, q_emb, t_emb, candidates, hard_pool, gold, risk, 
         callbacks = [("early_stopping", _EarlyStopping(
             q_emb[valid], t_emb, None if candidates is None else candidates[valid],
             [relevant[i] for i in valid], params["k"], params["patience"]))]
+    if verbose:
+        callbacks.append(("progress", _EpochBar()))
     torch.manual_seed(seed)
     net = DualHeadNet(
         DualHeadModule, module__dim=t_emb.shape[1], module__hidden=params["hidden"],
@@ -348,7 +400,7 @@ def _train_heads(params, seed, q_emb, t_emb, candidates, hard_pool, gold, risk, 
         iterator_train__shuffle=True,
         iterator_train__generator=torch.Generator().manual_seed(seed), callbacks=callbacks,
         predict_nonlinearity=None, margin=params["margin"],
-        risk_loss_weight=params["risk_loss_weight"], device=device, verbose=verbose)
+        risk_loss_weight=params["risk_loss_weight"], device=device, verbose=int(verbose > 1))
     # The heads' mini-batches are too small for intra-op threads to pay off (measured 6x
     # slower with 2 threads on a busy 2-core machine), and one thread per fit keeps
     # GridSearchCV(n_jobs=...) workers from oversubscribing the cores.
@@ -359,8 +411,17 @@ def _train_heads(params, seed, q_emb, t_emb, candidates, hard_pool, gold, risk, 
     finally:
         torch.set_num_threads(threads)
     stopper = dict(net.callbacks_).get("early_stopping")
+    heads = HeadWeights.from_module(net.module_)
+    # The scales of the trade-off, learned on queries training did not see where it can.
+    calib = valid if n_valid else train
+    rel = heads.relevance(q_emb[calib], t_emb, None if candidates is None else candidates[calib])
+    cand = (np.broadcast_to(np.arange(n_tools), rel.shape) if candidates is None
+            else candidates[calib])
+    gold = np.stack([np.isin(c, relevant[i]) for c, i in zip(cand, calib, strict=True)])
     fitted = {
-        "heads_": HeadWeights.from_module(net.module_),
+        "heads_": heads,
+        "relevance_calibration_": _platt(rel, gold),
+        "risk_calibration_": _risk_scale(heads.risk(t_emb), risk),
         "n_epochs_": len(net.history),
         "best_epoch_": stopper.best_epoch_ if stopper is not None else len(net.history),
         "validation_scores_": [h["valid_ndcg"] for h in net.history if "valid_ndcg" in h],
@@ -375,16 +436,28 @@ def _train_heads(params, seed, q_emb, t_emb, candidates, hard_pool, gold, risk, 
 # The estimator
 # --------------------------------------------------------------------------------------------
 class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
-    """Rerank candidates by ``f_rel(q, t) - risk_weight * f_risk(t)``.
+    """Rerank candidates by calibrated relevance minus ``risk_weight`` times a risk penalty.
 
     A relevance head ``f_rel`` and a risk head ``f_risk`` over frozen embeddings, trained
     jointly by a skorch :class:`DualHeadNet`: a pairwise margin loss over (query, gold tool,
     negative tool) triplets plus ``risk_loss_weight`` times the MSE between ``f_risk(t)`` and
-    the audited ``(r_t - 1) / 4``. ``risk_weight`` (the paper's lambda) acts at inference
-    only: changing it with ``set_params`` on a fitted reranker changes the next
-    ``transform`` without a refit. To make a ``GridSearchCV`` over it cheap, give
-    ``memory``: fits whose training parameters and data match reuse the cached heads, as
-    ``Pipeline(memory=...)`` reuses fitted transformers.
+    the audited ``(r_t - 1) / 4``. The score is ``s = p_rel - risk_weight * penalty``:
+
+    - ``p_rel``, the probability that the tool is a gold tool of the query:
+      ``sigmoid(a logit(f_rel) + b)`` (Platt scaling, fitted on the held-out validation
+      queries; a monotone map of ``f_rel``, so ``risk_weight=0`` ranks by ``f_rel``);
+    - ``penalty`` in [0, 1]: ``f_risk`` mapped (an isotonic fit over the registry's labelled
+      tools) onto the rubric's ``clip((r - 2) / 2, 0, 1)``, so 0 for levels 1-2, 0.5 for
+      level 3 and 1 for levels 4-5, and 1 for a tool of unknown risk.
+
+    So ``risk_weight = 0.1`` means a level-4 or level-5 tool must be 10 points (a level-3 tool
+    5 points) more likely relevant than a safe tool to outrank it, whatever the head: the
+    raw ``f_rel`` of different heads spreads over different ranges, and a fixed ``lambda``
+    on it moved the default head's ranking far less than the paper's (see
+    ``docs/design.md``). ``risk_weight`` acts at inference only: ``set_params`` on a fitted
+    reranker changes the next ``transform`` without a refit. To make a ``GridSearchCV`` over
+    it cheap, give ``memory``: fits whose training parameters and data match reuse the cached
+    heads, as ``Pipeline(memory=...)`` reuses fitted transformers.
 
     Training holds out ``validation_fraction`` of the training queries and stops on their
     NDCG@k (keeping the best epoch, the untrained start included), so that the relevance
@@ -393,7 +466,8 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     Parameters
     ----------
     risk_weight : float, default=0.1
-        lambda in ``s = f_rel - lambda * f_risk``; inference only.
+        lambda in ``s = p_rel - lambda * penalty``, in probability points per unit of
+        penalty; inference only.
     hidden : int, default=64
         Hidden units of each head.
     epochs : int, default=10
@@ -444,7 +518,8 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     device : str, default="cpu"
         Torch device for training.
     verbose : int, default=0
-        skorch's per-epoch log when > 0.
+        1 shows a progress bar over the epochs (tqdm, on stderr); 2 adds skorch's
+        per-epoch table (on stdout).
 
     Attributes
     ----------
@@ -454,6 +529,12 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         The trained weights as float32 arrays in the one form that inference uses.
     tool_risk_ : ndarray of float32, shape (n_tools,)
         f_risk of every registry tool.
+    relevance_calibration_ : ndarray of shape (2,)
+        The Platt scaling ``(a, b)`` of ``p_rel``.
+    risk_calibration_ : ndarray of shape (2, n_breakpoints)
+        The isotonic map from ``f_risk`` to the penalty, as breakpoints.
+    risk_penalty_ : ndarray of float32, shape (n_tools,)
+        The penalty of every registry tool (1 for unknown risk).
     n_epochs_ : int
         Epochs trained.
     best_epoch_ : int
@@ -601,6 +682,10 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         for name, value in fitted.items():
             setattr(self, name, value)
         self.tool_risk_ = self.heads_.risk(X.tool_embeddings)
+        penalty = np.interp(self.tool_risk_, *self.risk_calibration_)
+        # Unknown risk is never safe: the full penalty.
+        known = (X.registry.risk >= 1) & (X.registry.risk <= 5)
+        self.risk_penalty_ = np.where(known, penalty, 1.0).astype(np.float32)
         self._tool_side = self._net = None
         return self
 
@@ -677,7 +762,7 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         return self.tool_risk_[X.candidates]
 
     def transform(self, X):
-        """Score each candidate by ``f_rel - risk_weight * f_risk``.
+        """Score each candidate by ``p_rel - risk_weight * risk_penalty``.
 
         Parameters
         ----------
@@ -689,7 +774,27 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         batch : RankingBatch
             The same candidates with the reranker's scores (ranked lists re-sorted by them).
         """
-        scores = self.relevance_scores(X)
+        scores = self.relevance_proba(X)
         if self.risk_weight:
-            scores -= np.float32(self.risk_weight) * self.tool_risk_[X.candidates]
+            scores -= np.float32(self.risk_weight) * self.risk_penalty_[X.candidates]
         return X.with_scores(scores)
+
+    def relevance_proba(self, X) -> np.ndarray:
+        """Calibrated relevance: the probability that each candidate is a gold tool.
+
+        ``sigmoid(a logit(f_rel) + b)`` with the (a, b) of :attr:`relevance_calibration_`;
+        a monotone map of ``f_rel``, so it ranks the same.
+
+        Parameters
+        ----------
+        X : RankingBatch
+            A batch over the fitted registry.
+
+        Returns
+        -------
+        p_rel : ndarray of float32 of shape (n_queries, n_candidates)
+        """
+        rel = self.relevance_scores(X)  # checks that the reranker is fitted
+        a, b = self.relevance_calibration_
+        z = a * _logit(rel) + b
+        return (1.0 / (1.0 + np.exp(-np.clip(z, -80, 80)))).astype(np.float32)

@@ -95,7 +95,7 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
         self.search = search
         self.n_jobs = n_jobs
 
-    def _fit_step(self, X):
+    def _fit_step(self, X, y):
         self._threads()  # n_jobs=0 fails here, not on the first online call
         self._index = None
         if self._uses_index(len(X.registry)):

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from sklearn.base import BaseEstimator
 
 from skriskrank import UNKNOWN_RISK, ToolRegistry
 from skriskrank._registry import MSG_BAD_RISK, MSG_UNKNOWN_TOOL
@@ -580,3 +581,31 @@ class TestBadInput:
     def test_bad_as_frame(self):
         with pytest.raises(ValueError, match="as_frame must be a bool"):
             ranking_report([["a"]], [{"a"}], RISK, as_frame="yes")
+
+
+def test_unneeded_rvr_counts_only_risky_tools_the_query_does_not_need():
+    from skriskrank.metrics import make_ranking_scorer, unneeded_rvr_at_k
+
+    risk = {"a": 1, "b": 3, "c": 4, "d": None}
+    ranked = [["b", "c", "a"], ["d", "a", "b"]]
+    relevant = [{"b"}, {"a", "b"}]
+    # query 0: c is risky and not needed (b is needed); query 1: d (unknown) is not needed.
+    assert unneeded_rvr_at_k(ranked, relevant, risk, k=3) == (1 / 3 + 1 / 3) / 2
+    assert rvr_at_k(ranked, risk, k=3) == (2 / 3 + 2 / 3) / 2
+    rep = ranking_report(ranked, relevant, risk, k=3)
+    assert rep["unneeded_rvr@3"] == unneeded_rvr_at_k(ranked, relevant, risk, k=3)
+
+    class Fixed(BaseEstimator):
+        def predict(self, X):
+            return np.array(ranked, dtype=object)
+
+    scorer = make_ranking_scorer("unneeded_rvr", k=3, registry=risk)
+    assert scorer(Fixed(), ["q", "q"], relevant) == -rep["unneeded_rvr@3"]
+
+
+def test_short_lists_leave_empty_slots():
+    risk = {"a": 1, "b": 3}
+    full = ranking_report([["b", "a", None, None]], [{"a"}], risk, k=4)
+    short = ranking_report([["b", "a"]], [{"a"}], risk, k=4)
+    assert full == short
+    assert full["rvr@4"] == 0.25  # one risky slot of four: an empty slot exposes nothing

@@ -91,7 +91,8 @@ def test_risk_weight_acts_without_refit(fitted, data):
     assert rerank.heads_ is heads
     assert not np.allclose(before, after)
     batch = Pipeline(pipe.steps[:2]).transform(data.queries[:30])
-    expected = rerank.relevance_scores(batch) - 0.5 * rerank.tool_risk_[batch.candidates]
+    # Calibrated relevance minus lambda times the rubric-scaled risk penalty.
+    expected = rerank.relevance_proba(batch) - 0.5 * rerank.risk_penalty_[batch.candidates]
     # The reranker's ranked lists come sorted by its scores.
     np.testing.assert_allclose(after, -np.sort(-expected, axis=1), rtol=1e-6, atol=1e-6)
 
@@ -104,7 +105,8 @@ def test_mean_predicted_risk_never_increases_with_risk_weight(fitted, data):
     for lam in (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0):
         rerank.set_params(risk_weight=lam)
         top = rerank.rank(batch, k=5)
-        means.append(rerank.tool_risk_[top].mean(axis=1))
+        # The exchange argument: the top-k's summed penalty cannot grow with lambda.
+        means.append(rerank.risk_penalty_[top].mean(axis=1))
     means = np.array(means)
     assert np.all(np.diff(means, axis=0) <= 1e-6)
 

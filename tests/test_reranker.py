@@ -360,20 +360,46 @@ def test_risk_weight_acts_at_inference_without_refit(data, train_calls):
     rr = RiskAwareReranker(**{**FAST, "risk_weight": 0.0}).fit(batch, y)
     assert len(train_calls) == 1
     rel = rr.transform(batch).scores
-    np.testing.assert_array_equal(rel, rr.relevance_scores(batch))
+    np.testing.assert_allclose(rel, rr.relevance_proba(batch), rtol=1e-6)
     heads = rr.heads_
     for lam in (0.05, 0.3, 2.0):
         scores = rr.set_params(risk_weight=lam).transform(batch).scores
-        np.testing.assert_allclose(scores, rel - lam * rr.tool_risk_[batch.candidates],
+        np.testing.assert_allclose(scores, rel - lam * rr.risk_penalty_[batch.candidates],
                                    atol=1e-6)
         assert not np.allclose(scores, rel)
     assert rr.heads_ is heads and len(train_calls) == 1
-    # A large weight leaves the k least risky tools (by f_risk) on top: f_rel lies in
-    # (0, 1), so the top-k's summed risk is within k / lambda of the k smallest.
+    # A large weight leaves the k least penalised tools on top: p_rel lies in [0, 1], so the
+    # top-k's summed penalty is within k / lambda of the k smallest.
     lam = 100.0
     top = rr.set_params(risk_weight=lam).rank(batch, k=5)
-    least = np.sort(rr.tool_risk_)[:5].sum()
-    assert (rr.tool_risk_[top].sum(axis=1) <= least + 5 / lam + 1e-4).all()
+    least = np.sort(rr.risk_penalty_)[:5].sum()
+    assert (rr.risk_penalty_[top].sum(axis=1) <= least + 5 / lam + 1e-4).all()
+
+
+def test_the_trade_off_is_on_calibrated_scales(data):
+    batch, y = data
+    rr = RiskAwareReranker(**{**FAST, "validation_fraction": 0.25, "epochs": 5, "lr": 1e-2})
+    rr.fit(batch, y)
+    # p_rel is a monotone map of f_rel: the same ranking.
+    f_rel, p_rel = rr.relevance_scores(batch), rr.relevance_proba(batch)
+    np.testing.assert_array_equal(np.argsort(-f_rel, axis=1, kind="stable"),
+                                  np.argsort(-p_rel, axis=1, kind="stable"))
+    assert ((p_rel >= 0) & (p_rel <= 1)).all()
+    a, b = rr.relevance_calibration_
+    assert a > 0
+    # The penalty follows f_risk upwards and sits on the rubric's scale in [0, 1].
+    order = np.argsort(rr.tool_risk_)
+    assert (np.diff(rr.risk_penalty_[order]) >= -1e-6).all()
+    assert ((rr.risk_penalty_ >= 0) & (rr.risk_penalty_ <= 1)).all()
+
+
+def test_unknown_risk_takes_the_full_penalty():
+    registry = make_registry(risks=[None if i % 4 == 0 else 1 + i % 5 for i in range(N_TOOLS)])
+    batch, y = make_data(registry)
+    rr = RiskAwareReranker(**FAST).fit(batch, y)
+    unknown = ~registry.risk_known
+    assert (rr.risk_penalty_[unknown] == 1).all()
+    assert (rr.risk_penalty_[~unknown] < 1).any()
 
 
 @pytest.fixture(scope="module")
@@ -412,7 +438,7 @@ def test_risk_weight_zero_is_relevance_only(fitted, data):
     rr = clone(fitted)
     rr.__dict__.update({a: v for a, v in fitted.__dict__.items() if a.endswith("_")})
     rr.set_params(risk_weight=0)
-    np.testing.assert_array_equal(rr.transform(batch).scores, rr.relevance_scores(batch))
+    np.testing.assert_array_equal(rr.transform(batch).scores, rr.relevance_proba(batch))
 
 
 # --------------------------------------------------------------------------------------------

@@ -14,8 +14,10 @@ on disk (``cache=True``).
 
 from ._filter import (
     ACCEPTED,
+    BELOW_FLOOR,
     BROAD,
     HIGH_RISK,
+    NOT_NEEDED,
     REDUNDANT,
     UNSCANNED,
     dot_error_bound,
@@ -28,6 +30,7 @@ from ._threads import cpu_count, thread_pool
 from ._topk import topk_rows
 
 __all__ = [
-    "ACCEPTED", "BROAD", "HIGH_RISK", "REDUNDANT", "UNSCANNED", "Int8CosineIndex", "cpu_count",
-    "dot_error_bound", "filter_scan", "hidden_layer", "spread", "thread_pool", "topk_rows",
+    "ACCEPTED", "BELOW_FLOOR", "BROAD", "HIGH_RISK", "NOT_NEEDED", "REDUNDANT", "UNSCANNED",
+    "Int8CosineIndex", "cpu_count", "dot_error_bound", "filter_scan", "hidden_layer", "spread",
+    "thread_pool", "topk_rows",
 ]

@@ -21,8 +21,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-#: Decision codes, one per candidate position.
-ACCEPTED, HIGH_RISK, BROAD, REDUNDANT, UNSCANNED = 0, 1, 2, 3, -1
+#: Decision codes, one per candidate position: accepted; deferred because the accepted set
+#: holds enough high-risk tools, enough broad-permission tools, a near-duplicate, or (with need
+#: evidence) because the query shows no need for this high-risk tool; left out below the
+#: relevance floor; not scanned (after the k-th acceptance).
+ACCEPTED, HIGH_RISK, BROAD, REDUNDANT, NOT_NEEDED, BELOW_FLOOR, UNSCANNED = 0, 1, 2, 3, 4, 5, -1
 
 
 def dot_error_bound(dtype, dim, max_sq):
@@ -54,10 +57,11 @@ def _similarity(a, b):
 
 
 @njit(cache=True, nogil=True)
-def _scan(ranked, high, broad, emb, k, max_high, max_broad, use_thr, thr, tol, decision,
-          other, order):
+def _scan(ranked, high, broad, emb, admit, eligible, k, max_high, max_broad, use_thr, thr, tol,
+          decision, other, order, length):
     n, m = ranked.shape
     zero = emb.dtype.type(0)
+    need_aware = admit.shape[1] > 0
     acc = np.empty(max(k, 1), dtype=np.int64)
     deferred = np.empty(m, dtype=np.int64)
     for r in range(n):
@@ -72,8 +76,12 @@ def _scan(ranked, high, broad, emb, k, max_high, max_broad, use_thr, thr, tol, d
                 continue
             t = ranked[r, pos]
             d = ACCEPTED
-            if high[t] and max_high >= 0 and n_high >= max_high:
-                d = HIGH_RISK
+            # A high-risk tool with need evidence does not use up the cap.
+            counted = high[t] and not (need_aware and admit[r, pos])
+            if eligible.shape[1] > 0 and not eligible[r, pos]:
+                d = BELOW_FLOOR
+            elif counted and max_high >= 0 and n_high >= max_high:
+                d = NOT_NEEDED if need_aware else HIGH_RISK
             elif broad[t] and max_broad >= 0 and n_broad >= max_broad:
                 d = BROAD
             elif use_thr:
@@ -90,7 +98,7 @@ def _scan(ranked, high, broad, emb, k, max_high, max_broad, use_thr, thr, tol, d
                 order[r, count] = pos
                 acc[count] = t
                 count += 1
-                n_high += high[t]
+                n_high += counted
                 n_broad += broad[t]
             else:
                 deferred[n_def] = pos
@@ -100,9 +108,11 @@ def _scan(ranked, high, broad, emb, k, max_high, max_broad, use_thr, thr, tol, d
             order[r, count + j] = deferred[j]
         for j in range(count + n_def, m):
             order[r, j] = j
+        length[r] = count
 
 
-def filter_scan(ranked, high, broad, emb, k, max_high, max_broad, thr, tol=None):
+def filter_scan(ranked, high, broad, emb, k, max_high, max_broad, thr, tol=None, *,
+                admit=None, eligible=None):
     """The scan's decision for every candidate of every row, and the filtered order.
 
     Parameters
@@ -122,29 +132,40 @@ def filter_scan(ranked, high, broad, emb, k, max_high, max_broad, thr, tol=None)
     tol : float or None, default=None
         Rounding error bound of the fast dot products; ``None`` takes it from the largest
         squared norm of ``emb``'s rows.
+    admit : ndarray of bool of shape (n_rows, m), default=None
+        Need evidence: a high-risk candidate marked here is accepted without using up
+        ``max_high``, and one not marked is deferred as :data:`NOT_NEEDED` once the cap is
+        reached. ``None``: no need evidence (the paper's rule).
+    eligible : ndarray of bool of shape (n_rows, m), default=None
+        False for candidates below the relevance floor, never accepted. ``None``: all.
 
     Returns
     -------
     decision : ndarray of int8 of shape (n_rows, m)
-        :data:`ACCEPTED`, :data:`HIGH_RISK`, :data:`BROAD`, :data:`REDUNDANT`, or
-        :data:`UNSCANNED` for the positions after the ``k``-th acceptance.
+        One decision code per position (:data:`ACCEPTED` and the deferral reasons).
     other : ndarray of int64 of shape (n_rows, m)
         For a redundant candidate, the accepted tool it duplicates; -1 elsewhere.
     order : ndarray of int64 of shape (n_rows, m)
         The positions of each row reordered: accepted, then deferred, then unscanned, each
         in their original order.
+    accepted : ndarray of int64 of shape (n_rows,)
+        How many tools each row accepted.
     """
     decision = np.empty(ranked.shape, dtype=np.int8)
     other = np.empty(ranked.shape, dtype=np.int64)
     order = np.empty(ranked.shape, dtype=np.int64)
+    length = np.empty(len(ranked), dtype=np.int64)
     if emb is None or thr is None:
         emb, thr, tol = np.zeros((1, 1), dtype=np.float32), None, 0.0
     emb = np.ascontiguousarray(emb)
     if tol is None:
         max_sq = float(np.einsum("ij,ij->i", emb, emb, dtype=np.float64).max(initial=0.0))
         tol = dot_error_bound(emb.dtype, emb.shape[1], max_sq)
-    _scan(np.ascontiguousarray(ranked, dtype=np.int64), high, broad, emb, int(k),
+    none = np.zeros((len(ranked), 0), dtype=bool)
+    _scan(np.ascontiguousarray(ranked, dtype=np.int64), high, broad, emb,
+          none if admit is None else np.ascontiguousarray(admit, dtype=bool),
+          none if eligible is None else np.ascontiguousarray(eligible, dtype=bool), int(k),
           -1 if max_high is None else int(max_high), -1 if max_broad is None else int(max_broad),
           thr is not None, 0.0 if thr is None else float(thr), float(tol), decision, other,
-          order)
-    return decision, other, order
+          order, length)
+    return decision, other, order, length

@@ -250,7 +250,7 @@ class BM25Reranker(_BaselineStep):
         self.b = b
         self.k = k
 
-    def _fit_step(self, X):
+    def _fit_step(self, X, y):
         # Index the registry's tool texts.
         try:
             import bm25s
@@ -361,7 +361,7 @@ class CrossEncoderReranker(_BaselineStep):
                                       kind="CrossEncoder", message=MSG_CROSS_ENCODER_UNAVAILABLE)
         return self._model
 
-    def _fit_step(self, X):
+    def _fit_step(self, X, y):
         # Load the cross-encoder now, so that a model that cannot load fails the fit.
         if self.model is None:
             raise ValueError(

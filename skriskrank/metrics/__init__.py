@@ -9,14 +9,19 @@ as a ``float``:
 - :func:`rvr_at_k` and :func:`srr_at_k`: the share of the top k at risk >= 3 and >= 4.
 - :func:`safe_rvr_at_k`: RVR@k over queries whose relevant tools are all below level 3.
 - :func:`needrisk_hit_at_k`: over queries that need a risky tool, how often one is offered.
+- :func:`unneeded_rvr_at_k`: the share of the top k at risk >= 3 that the query does not need.
 - :func:`ranking_report`: all of the above at once.
 
 Risk comes from a :class:`~skriskrank.ToolRegistry` or a mapping of tool name -> level;
 unknown levels count as high risk, never as safe. :func:`make_ranking_scorer` wraps each
 metric as a scikit-learn scorer for ``GridSearchCV``, and :func:`best_under_risk_budget` is a
 ``refit`` rule that picks the best NDCG within an RVR budget.
+
+The paper's annotation protocol: :func:`resolve_votes` applies the span rule to several
+annotators' levels, :func:`agreement` and :func:`ordinal_alpha` measure how well raters agree.
 """
 
+from ._agreement import agreement, ordinal_alpha, resolve_votes
 from ._ranking import (
     mrr,
     ndcg_at_k,
@@ -26,10 +31,12 @@ from ._ranking import (
     safe_rvr_at_k,
     sndcg_at_k,
     srr_at_k,
+    unneeded_rvr_at_k,
 )
 from ._scorer import best_under_risk_budget, make_ranking_scorer
 
 __all__ = [
-    "best_under_risk_budget", "make_ranking_scorer", "mrr", "ndcg_at_k", "needrisk_hit_at_k",
-    "ranking_report", "rvr_at_k", "safe_rvr_at_k", "sndcg_at_k", "srr_at_k",
+    "agreement", "best_under_risk_budget", "make_ranking_scorer", "mrr", "ndcg_at_k",
+    "needrisk_hit_at_k", "ordinal_alpha", "ranking_report", "resolve_votes", "rvr_at_k",
+    "safe_rvr_at_k", "sndcg_at_k", "srr_at_k", "unneeded_rvr_at_k",
 ]

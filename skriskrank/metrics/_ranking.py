@@ -19,11 +19,12 @@ from .._registry import UNKNOWN_RISK, ToolRegistry, _check_risk
 
 __all__ = [
     "mrr", "ndcg_at_k", "needrisk_hit_at_k", "ranking_report", "rvr_at_k", "safe_rvr_at_k",
-    "sndcg_at_k", "srr_at_k",
+    "sndcg_at_k", "srr_at_k", "unneeded_rvr_at_k",
 ]
 
 # The metrics' names, in ranking_report's order; each is a method of _PerQuery.
-_METRIC_NAMES = ("ndcg", "mrr", "sndcg", "rvr", "srr", "safe_rvr", "needrisk_hit")
+_METRIC_NAMES = ("ndcg", "mrr", "sndcg", "rvr", "srr", "safe_rvr", "needrisk_hit",
+                 "unneeded_rvr")
 #: Tools at or above this level count as risky in RVR@k, Safe-RVR@k and NeedRisk-Hit@k.
 RISKY_LEVEL = 3
 #: Tools at or above this level count as severe in SRR@k and get no gain in sNDCG@k.
@@ -85,7 +86,8 @@ def _check_ranked(ranked) -> list[list[str]]:
             if _not_a_collection(row):
                 raise ValueError(MSG_RANKED_ROW.format(i=i, value=row))
             row = row.tolist() if isinstance(row, np.ndarray) else list(row)
-        out.append(row)
+        # None is an empty slot (a filter's shorter list): neither relevant nor risky.
+        out.append([t for t in row if t is not None] if None in row else row)
     # The type scan runs in C (set over map); only a failure pays for locating the culprit.
     if not all(issubclass(t, str) for t in set(map(type, chain.from_iterable(out)))):
         i, j, bad = next(
@@ -216,6 +218,9 @@ class _PerQuery:
     def needrisk_hit(self):
         return (self.hits & (self.levels >= RISKY_LEVEL)).any(axis=1)[~self.safe]
 
+    def unneeded_rvr(self):
+        return ((self.levels >= RISKY_LEVEL) & self.present & ~self.hits).sum(axis=1) / self.k
+
 
 _UNUSED = object()
 
@@ -246,7 +251,8 @@ def ndcg_at_k(ranked, relevant, *, k=5) -> float:
     Parameters
     ----------
     ranked : sequence of sequence of str, or ndarray of shape (n_queries, n_ranked)
-        Ranked tool names per query, best first. Lists may be shorter than ``k``.
+        Ranked tool names per query, best first. Lists may be shorter than ``k`` (``None``
+        entries are empty slots); a missing slot is neither relevant nor risky.
     relevant : sequence of set of str
         The non-empty set of relevant (gold) tools per query.
     k : int, default=5
@@ -450,8 +456,41 @@ def needrisk_hit_at_k(ranked, relevant, risk, *, k=5) -> float:
     return _mean(_run(ranked, relevant, risk, k).needrisk_hit())
 
 
+def unneeded_rvr_at_k(ranked, relevant, risk, *, k=5) -> float:
+    """Mean share of the top-k slots holding a risky tool the query does not need.
+
+    A tool of risk >= 3 (or unknown) that is not one of the query's relevant tools: the
+    exposure a need-aware ranker should avoid, where :func:`rvr_at_k` also counts the risky
+    tools a task needs. Divided by ``k`` even for a shorter list. Lower is better.
+
+    Parameters
+    ----------
+    ranked : sequence of sequence of str, or ndarray of shape (n_queries, n_ranked)
+        Ranked tool names per query, best first; ``None`` entries are empty slots.
+    relevant : sequence of set of str
+        The non-empty set of relevant tools per query.
+    risk : ToolRegistry or mapping of str to int or None
+        Risk level per tool; ``None`` in a mapping counts as high risk.
+    k : int, default=5
+        Rank cutoff.
+
+    Returns
+    -------
+    rate : float
+        Mean unneeded-RVR@k, in [0, 1].
+
+    Examples
+    --------
+    >>> from skriskrank.metrics import unneeded_rvr_at_k
+    >>> risk = {"a": 1, "b": 3, "c": 4}
+    >>> unneeded_rvr_at_k([["b", "c"], ["c", "a"]], [{"b"}, {"a"}], risk, k=2)  # (1 + 1) / 4
+    0.5
+    """
+    return _mean(_run(ranked, relevant, risk, k).unneeded_rvr())
+
+
 def ranking_report(ranked, relevant, registry, *, k=5, as_frame=False):
-    """All seven metrics in one pass.
+    """All eight metrics in one pass.
 
     Parameters
     ----------
@@ -471,9 +510,10 @@ def ranking_report(ranked, relevant, registry, *, k=5, as_frame=False):
     -------
     report : dict or pandas.DataFrame
         Keys ``"ndcg@k"``, ``"mrr"``, ``"sndcg@k"``, ``"rvr@k"``, ``"srr@k"``,
-        ``"safe_rvr@k"`` and ``"needrisk_hit@k"`` (floats; the last two may be ``nan``, see
-        :func:`safe_rvr_at_k` and :func:`needrisk_hit_at_k`), plus the ints ``"n_queries"``,
-        ``"n_safe_queries"`` and ``"n_needrisk_queries"``.
+        ``"safe_rvr@k"``, ``"needrisk_hit@k"`` and ``"unneeded_rvr@k"`` (floats;
+        ``safe_rvr`` and ``needrisk_hit`` may be ``nan``, see :func:`safe_rvr_at_k` and
+        :func:`needrisk_hit_at_k`), plus the ints ``"n_queries"``, ``"n_safe_queries"`` and
+        ``"n_needrisk_queries"``.
 
     Examples
     --------

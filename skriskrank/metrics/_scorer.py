@@ -16,7 +16,7 @@ __all__ = ["best_under_risk_budget", "make_ranking_scorer"]
 
 # The metrics that read no risk levels, and those where lower is better (scorers negate them).
 _NO_RISK = {"ndcg", "mrr"}
-_LOWER_IS_BETTER = {"rvr", "srr", "safe_rvr"}
+_LOWER_IS_BETTER = {"rvr", "srr", "safe_rvr", "unneeded_rvr"}
 
 MSG_UNKNOWN_METRIC = "Unknown ranking metric {metric!r}; expected one of {valid}."
 MSG_NEEDS_REGISTRY = (
@@ -56,7 +56,8 @@ def make_ranking_scorer(metric, *, k=5, registry=None):
 
     Parameters
     ----------
-    metric : {"ndcg", "mrr", "sndcg", "rvr", "srr", "safe_rvr", "needrisk_hit"}
+    metric : {"ndcg", "mrr", "sndcg", "rvr", "srr", "safe_rvr", "needrisk_hit", \
+"unneeded_rvr"}
         Which metric; see :mod:`skriskrank.metrics`. ``"mrr"`` only sees the first ``k``
         predicted tools (``predict`` returns no more), so it is MRR@k: a query whose first
         relevant tool is ranked below ``k`` scores 0, where :func:`mrr` on a full ranking
@@ -70,11 +71,12 @@ def make_ranking_scorer(metric, *, k=5, registry=None):
     -------
     scorer : callable
         ``scorer(estimator, X, y) -> float``. The lower-is-better metrics ``"rvr"``,
-        ``"srr"`` and ``"safe_rvr"`` return the **negated** value (a scorer is always
-        maximized), so ``cv_results_["mean_test_rvr"]`` holds -RVR@k. ``"safe_rvr"`` and
-        ``"needrisk_hit"`` return NaN on a test fold with no eligible query (the metric is
-        undefined there; a made-up 0 would bias the mean): GridSearchCV then warns and ranks
-        the candidate last, so use folds that each hold safe and risk-needing queries.
+        ``"srr"``, ``"safe_rvr"`` and ``"unneeded_rvr"`` return the **negated** value (a
+        scorer is always maximized), so ``cv_results_["mean_test_rvr"]`` holds -RVR@k.
+        ``"safe_rvr"`` and ``"needrisk_hit"`` return NaN on a test fold with no eligible
+        query (the metric is undefined there; a made-up 0 would bias the mean): GridSearchCV
+        then warns and ranks the candidate last, so use folds that each hold safe and
+        risk-needing queries.
 
     Raises
     ------

@@ -1,0 +1,659 @@
+"""RiskAuditor: grade tools nobody has labelled on the paper's five-level risk rubric."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from importlib import resources
+from numbers import Integral, Real
+
+import numpy as np
+from scipy import sparse
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import cohen_kappa_score
+from sklearn.preprocessing import normalize
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._registry import (
+    _CAMEL,
+    UNKNOWN_RISK,
+    ToolRegistry,
+    _declares_destructive,
+    _hint_permissions,
+)
+
+__all__ = ["DEFAULT_COVERAGE", "LEVELS", "PRETRAINED_FILE", "RiskAuditor"]
+
+#: The paper's five risk levels, in the column order of :meth:`RiskAuditor.predict_proba`.
+LEVELS = (1, 2, 3, 4, 5)
+
+#: ``coverage`` of :meth:`RiskAuditor.predict` unless set: the smallest value whose
+#: cross-validated recall of level >= 3 tools reached 0.90 on the pooled UltraTool and
+#: Seal-Tools labels (``benchmarks/audit.py``, 5-fold CV on the training data only).
+DEFAULT_COVERAGE = 0.89
+
+#: The packaged weights of :meth:`RiskAuditor.pretrained`, an ``.npz`` read without pickle.
+PRETRAINED_FILE = "risk_auditor.npz"
+
+#: Format version of the ``.npz`` written by :meth:`RiskAuditor.save`.
+_FORMAT = 1
+
+#: Levels at or above this one are the paper's "risky" tools (RVR counts them).
+_RISKY = 3
+
+MSG_X_TYPE = (
+    "X must be a ToolRegistry or a sequence of tool texts (non-empty strings), got {type}."
+)
+MSG_X_EMPTY = "X is empty: give at least one tool."
+MSG_X_TEXT = "X[{i}] must be a non-empty string, got {value!r}."
+MSG_Y_LENGTH = "y must have one level per tool: {n} tools but {got} levels."
+MSG_Y_LEVEL = "{tool}: level must be an integer in 1..5, got {value!r}."
+MSG_Y_UNKNOWN = (
+    "y is None and the registry has {n} tool(s) without a declared level (first: {name!r}); "
+    "pass y, or fit on a labelled registry."
+)
+MSG_Y_MAPPING = "y maps tool names to levels, which needs X to be a ToolRegistry."
+MSG_ONE_LEVEL = "y holds a single level ({level}); fitting needs at least two levels."
+MSG_BAD_FILE = "{path}: not a RiskAuditor weights file ({error})."
+MSG_ENCODER = (
+    "The weights in {path} were fitted on encoder {fitted!r}; this auditor uses {model!r}."
+)
+
+
+def _lexical_text(text: str) -> str:
+    """Lower-cased words with camelCase split, so ``deleteFile`` reads as ``delete file``."""
+    return _CAMEL.sub(" ", text).lower()
+
+
+def _hasher(n_features: int):
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    # Hashing needs no vocabulary to store, so the weights file stays small and pickle-free.
+    return HashingVectorizer(
+        n_features=n_features, ngram_range=(1, 2), alternate_sign=False, norm=None,
+        token_pattern=r"(?u)\b\w+\b", preprocessor=_lexical_text,
+    )
+
+
+class RiskAuditor(ClassifierMixin, BaseEstimator):
+    """Grade tools on the paper's five-level risk rubric, erring on the side of risk.
+
+    A multinomial logistic regression over the frozen encoder's embedding of each tool's
+    text (:attr:`ToolRegistry.texts`, parameters included) and a TF-IDF of its words and
+    word pairs (hashed, so nothing but weights is stored). ``predict`` is conservative:
+    it returns the lowest level ``L`` whose predicted probability ``P(level <= L)`` reaches
+    ``coverage``, so that when the model is unsure the error falls on the higher level.
+
+    The hints a tool's author declared (MCP annotations) can raise a level, never lower
+    it: a tool marked destructive is at least level 3 whatever its text says. A
+    ``readOnlyHint: true`` lowers nothing unless the registry was loaded with
+    ``trust_hints=True`` (servers you control); then the level is at most 3 (a read-only
+    tool can still read sensitive data, level 3, but writes and deletes nothing).
+
+    Parameters
+    ----------
+    coverage : float in (0, 1], default=DEFAULT_COVERAGE
+        The conservative rule's probability: ``predict`` gives the lowest level ``L`` with
+        ``P(level <= L) >= coverage``. ``0.5`` gives the median level; higher values give
+        higher levels (never lower ones). The default is the smallest value whose
+        cross-validated recall of level >= 3 tools reached 0.90 on the training labels.
+    C : float, default=3.0
+        Inverse L2 regularisation of the logistic regression.
+    lexical_weight : float, default=1.0
+        Weight of the L2-normalised TF-IDF block beside the (unit-norm) embedding; ``0``
+        uses the embedding alone.
+    n_lexical_features : int, default=32768
+        Hash buckets of the TF-IDF block.
+    min_df : int, default=2
+        Words and word pairs in fewer training tools than this are ignored.
+    class_weight : {"sqrt_balanced", "balanced"}, dict or None, default="sqrt_balanced"
+        Weights of the levels in the loss. ``"balanced"`` is scikit-learn's
+        ``n_tools / (n_levels * count)``; ``"sqrt_balanced"`` its square root, which lifts the
+        rare high levels (1 in 60 of the training tools is at level 4 or 5) without letting
+        five level-5 tools dominate; a dict maps levels to weights.
+    review_margin : float, default=0.25
+        ``audit`` flags a tool as unsure when ``P(level >= 3)`` lies within this margin of
+        0.5.
+    model : str or None, default=None
+        The sentence-transformers encoder, as for :class:`FrozenEmbedder`; ``None`` is the
+        packaged all-MiniLM-L6-v2 (the pipeline's default), whose embeddings are cached per
+        process and shared with the pipeline.
+    batch_size : int, default=64
+        Texts per encoder forward pass.
+    cache : bool or str, default=True
+        Embedding cache, as for :class:`FrozenEmbedder`: in memory, plus on disk when a
+        directory is given.
+    show_progress_bar : bool or None, default=None
+        A tqdm progress bar while encoding; ``None`` shows one for more than 1,000 texts.
+
+    Attributes
+    ----------
+    classes_ : ndarray of int, shape (5,)
+        ``[1, 2, 3, 4, 5]``, the columns of ``predict_proba``.
+    coef_ : ndarray of float32, shape (5, n_features)
+        Weights per level over ``[embedding, TF-IDF]``; rows of levels absent from the
+        training labels are zero (their probability is zero).
+    intercept_ : ndarray of float32, shape (5,)
+        Intercepts per level (``-inf`` for levels absent from the training labels).
+    idf_ : ndarray of float32, shape (n_lexical_features,)
+        Inverse document frequencies of the hash buckets (zero below ``min_df``).
+    embedding_dim_ : int
+        Dimension of the encoder's embeddings.
+    encoder_ : str
+        Identity of the encoder the weights were fitted on.
+
+    See Also
+    --------
+    load_tools : Reads MCP, OpenAI and Anthropic tool lists.
+    ToolRegistry.with_risk : Gives a registry the auditor's levels.
+
+    Examples
+    --------
+    >>> from skriskrank import RiskAuditor, ToolRegistry
+    >>> reg = ToolRegistry.from_records([
+    ...     {"name": "get_weather", "description": "Look up the weather forecast", "risk": 1},
+    ...     {"name": "read_file", "description": "Read a text file", "risk": 1},
+    ...     {"name": "send_email", "description": "Send an email to a contact", "risk": 3},
+    ...     {"name": "delete_database", "description": "Drop every table of a database",
+    ...      "risk": 5},
+    ... ])
+    >>> auditor = RiskAuditor(coverage=0.5, min_df=1).fit(reg)
+    >>> auditor.classes_.tolist()
+    [1, 2, 3, 4, 5]
+    >>> auditor.predict_proba(reg).shape
+    (4, 5)
+    >>> auditor.predict(["get_weather: Look up the weather forecast"]).tolist()
+    [1]
+    """
+
+    _parameter_constraints: dict = {
+        "coverage": [Interval(Real, 0, 1, closed="right")],
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "lexical_weight": [Interval(Real, 0, None, closed="left")],
+        "n_lexical_features": [Interval(Integral, 1, None, closed="left")],
+        "min_df": [Interval(Integral, 1, None, closed="left")],
+        "class_weight": [StrOptions({"balanced", "sqrt_balanced"}), dict, None],
+        "review_margin": [Interval(Real, 0, 0.5, closed="both")],
+        "model": [str, os.PathLike, None],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "cache": ["boolean", str, os.PathLike],
+        "show_progress_bar": ["boolean", None],
+    }
+
+    def __init__(
+        self,
+        *,
+        coverage=DEFAULT_COVERAGE,
+        C=3.0,
+        lexical_weight=1.0,
+        n_lexical_features=32768,
+        min_df=2,
+        class_weight="sqrt_balanced",
+        review_margin=0.25,
+        model=None,
+        batch_size=64,
+        cache=True,
+        show_progress_bar=None,
+    ):
+        self.coverage = coverage
+        self.C = C
+        self.lexical_weight = lexical_weight
+        self.n_lexical_features = n_lexical_features
+        self.min_df = min_df
+        self.class_weight = class_weight
+        self.review_margin = review_margin
+        self.model = model
+        self.batch_size = batch_size
+        self.cache = cache
+        self.show_progress_bar = show_progress_bar
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False
+        tags.input_tags.string = True
+        tags.classifier_tags.multi_class = True
+        tags.classifier_tags.poor_score = True
+        return tags
+
+    # -- inputs -------------------------------------------------------------------------------
+    @staticmethod
+    def _texts(X) -> list[str]:
+        if isinstance(X, ToolRegistry):
+            return X.texts
+        if isinstance(X, (str, bytes)) or not hasattr(X, "__iter__"):
+            raise ValueError(MSG_X_TYPE.format(type=type(X).__name__))
+        if getattr(X, "ndim", 1) != 1:
+            raise ValueError(MSG_X_TYPE.format(type=f"a {X.ndim}-d array"))
+        texts = list(X)
+        if not texts:
+            raise ValueError(MSG_X_EMPTY)
+        for i, t in enumerate(texts):
+            if not isinstance(t, str) or not t.strip():
+                raise ValueError(MSG_X_TEXT.format(i=i, value=t))
+        return texts
+
+    @staticmethod
+    def _labels(X, y, n: int) -> np.ndarray:
+        names = X.names if isinstance(X, ToolRegistry) else None
+        if y is None and names is not None:
+            unknown = np.flatnonzero(~X.risk_known)
+            if unknown.size:
+                raise ValueError(MSG_Y_UNKNOWN.format(n=unknown.size, name=names[unknown[0]]))
+            y = X.risk
+        if y is None:
+            raise ValueError(MSG_Y_LENGTH.format(n=n, got=0))
+        if isinstance(y, Mapping):
+            # Levels by tool name: in registry order (a tool left out is an error below).
+            if names is None:
+                raise ValueError(MSG_Y_MAPPING)
+            y = [y.get(name) for name in names]
+        else:
+            y = list(np.asarray(y, dtype=object))
+        if len(y) != n:
+            raise ValueError(MSG_Y_LENGTH.format(n=n, got=len(y)))
+        out = np.empty(n, dtype=np.int64)
+        for i, v in enumerate(y):
+            tool = f"tool {names[i]!r}" if names is not None else f"y[{i}]"
+            ok = isinstance(v, (Integral, Real)) and not isinstance(v, (bool, np.bool_))
+            if not ok or float(v) != int(v) or not 1 <= int(v) <= 5:
+                raise ValueError(MSG_Y_LEVEL.format(tool=tool, value=v))
+            out[i] = int(v)
+        return out
+
+    def _embed(self, texts: list[str]) -> tuple[np.ndarray, str]:
+        from ._embedding import FrozenEmbedder
+
+        # The pipeline's own encoder and process cache: a registry the auditor has graded is
+        # not encoded again when the pipeline fits on it (same texts, same model).
+        anchor = ToolRegistry.from_records([{"name": "_", "description": "_"}])
+        emb = FrozenEmbedder(
+            anchor, model=self.model, batch_size=self.batch_size, cache=self.cache,
+            show_progress_bar=self.show_progress_bar,
+        ).fit(["_"])
+        return emb.encode(texts), emb.model_id_
+
+    def _lexical(self, texts: list[str]) -> sparse.csr_matrix:
+        counts = _hasher(self.n_lexical_features).transform(texts).tocsr()
+        counts.data = np.log1p(counts.data)  # sublinear term frequency
+        return counts
+
+    def _features(self, texts, E=None) -> sparse.csr_matrix:
+        if E is None:
+            E, _ = self._embed(texts)
+        T = normalize(self._lexical(texts).multiply(self.idf_).tocsr())
+        return sparse.hstack(
+            [sparse.csr_matrix(E.astype(np.float64)), self.lexical_weight * T], format="csr"
+        )
+
+    # -- fitting ------------------------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Fit the auditor on labelled tools.
+
+        Parameters
+        ----------
+        X : ToolRegistry or sequence of str
+            The tools: a registry (its :attr:`~ToolRegistry.texts`) or tool texts such as
+            ``"name: description"``.
+        y : array-like of int of shape (n_tools,), mapping of str to int, or None
+            Levels 1..5, in order or by tool name (with a registry). ``None`` takes the
+            registry's levels (every tool needs one).
+
+        Returns
+        -------
+        self : RiskAuditor
+        """
+        validate_data(self, X, skip_check_array=True, ensure_2d=False)
+        texts = self._texts(X)
+        y = self._labels(X, y, len(texts))
+        if np.unique(y).size < 2:
+            raise ValueError(MSG_ONE_LEVEL.format(level=int(y[0])))
+        E, self.encoder_ = self._embed(texts)
+        counts = self._lexical(texts)
+        df = np.bincount(counts.indices, minlength=counts.shape[1])
+        n = len(texts)
+        # scikit-learn's smoothed idf; a bucket seen in fewer than min_df tools carries noise.
+        idf = np.log((1 + n) / (1 + df)) + 1
+        idf[df < self.min_df] = 0.0
+        self.idf_ = idf.astype(np.float32)
+        F = self._features(texts, E)
+        lr = LogisticRegression(
+            C=self.C, max_iter=5000, tol=1e-6, class_weight=self._class_weight(y)
+        ).fit(F, y)
+        coef = np.zeros((len(LEVELS), F.shape[1]), dtype=np.float32)
+        intercept = np.full(len(LEVELS), -np.inf, dtype=np.float32)
+        rows = np.searchsorted(LEVELS, lr.classes_)
+        if len(rows) == 2:
+            # Two levels: scikit-learn keeps one row, the logit of the higher level against
+            # the lower; as softmax logits that is (0, w.x + b).
+            coef[rows[0]], intercept[rows[0]] = 0.0, 0.0
+            coef[rows[1]], intercept[rows[1]] = lr.coef_[0], lr.intercept_[0]
+        else:
+            coef[rows] = lr.coef_
+            intercept[rows] = lr.intercept_
+        self.coef_, self.intercept_ = coef, intercept
+        self.classes_ = np.array(LEVELS)
+        self.embedding_dim_ = int(E.shape[1])
+        return self
+
+    def _class_weight(self, y):
+        if not isinstance(self.class_weight, str):
+            return self.class_weight
+        levels, counts = np.unique(y, return_counts=True)
+        weights = len(y) / (len(levels) * counts)
+        if self.class_weight == "sqrt_balanced":
+            weights = np.sqrt(weights)
+        return {int(k): float(w) for k, w in zip(levels, weights, strict=True)}
+
+    # -- prediction ---------------------------------------------------------------------------
+    def _text_proba(self, texts) -> np.ndarray:
+        F = self._features(texts)
+        logits = F @ self.coef_.T.astype(np.float64) + self.intercept_.astype(np.float64)
+        logits -= logits.max(axis=1, keepdims=True)
+        p = np.exp(logits)
+        return p / p.sum(axis=1, keepdims=True)
+
+    @staticmethod
+    def _hint_bounds(X, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per tool ``(lowest, highest)`` level its hints allow."""
+        low, high = np.ones(n, np.int64), np.full(n, 5, np.int64)
+        if isinstance(X, ToolRegistry):
+            pairs = zip(X.declared_hints, X.hints_trusted, strict=True)
+            for i, (hints, trusted) in enumerate(pairs):
+                if _declares_destructive(hints):
+                    low[i] = _RISKY
+                elif trusted and hints.get("readOnlyHint") is True:
+                    high[i] = _RISKY
+        return low, high
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Probability of each level 1..5 per tool, after the hints' bounds.
+
+        A tool whose author marks it destructive has its probability below level 3 moved to
+        level 3; a trusted read-only tool has its probability above level 3 moved to level 3.
+
+        Parameters
+        ----------
+        X : ToolRegistry or sequence of str
+            The tools to grade.
+
+        Returns
+        -------
+        proba : ndarray of float, shape (n_tools, 5)
+            Columns in the order of :attr:`classes_` (levels 1..5).
+        """
+        check_is_fitted(self)
+        validate_data(self, X, skip_check_array=True, ensure_2d=False, reset=False)
+        texts = self._texts(X)
+        P = self._text_proba(texts)
+        low, high = self._hint_bounds(X, len(texts))
+        for i in np.flatnonzero((low > 1) | (high < 5)):
+            lo, hi = low[i] - 1, high[i] - 1
+            P[i, lo] += P[i, :lo].sum()
+            P[i, hi] += P[i, hi + 1:].sum()
+            P[i, :lo] = 0.0
+            P[i, hi + 1:] = 0.0
+        return P
+
+    def _quantile(self, P: np.ndarray, coverage: float) -> np.ndarray:
+        cum = np.cumsum(P, axis=1)
+        # A float tolerance, so coverage=1.0 is met by a cumulative sum of 0.9999999.
+        return self.classes_[np.argmax(cum >= coverage - 1e-9, axis=1)]
+
+    def predict(self, X) -> np.ndarray:
+        """The conservative level of each tool.
+
+        Parameters
+        ----------
+        X : ToolRegistry or sequence of str
+            The tools to grade.
+
+        Returns
+        -------
+        levels : ndarray of int, shape (n_tools,)
+            The lowest level ``L`` with ``P(level <= L) >= coverage`` (of
+            :meth:`predict_proba`, so the hints' bounds hold).
+        """
+        return self._quantile(self.predict_proba(X), self.coverage)
+
+    def score(self, X, y=None, sample_weight=None) -> float:
+        """Quadratically weighted kappa of :meth:`predict` against ``y``.
+
+        Parameters
+        ----------
+        X : ToolRegistry or sequence of str
+            The tools.
+        y : array-like of int, default=None
+            True levels; ``None`` takes the registry's declared levels.
+        sample_weight : array-like, default=None
+            Per-tool weights.
+
+        Returns
+        -------
+        qwk : float
+        """
+        texts = self._texts(X)
+        y = self._labels(X, y, len(texts))
+        return float(
+            cohen_kappa_score(
+                y, self.predict(X), weights="quadratic", labels=list(LEVELS),
+                sample_weight=sample_weight,
+            )
+        )
+
+    # -- persistence --------------------------------------------------------------------------
+    def save(self, path) -> None:
+        """Write the fitted weights to an ``.npz`` file that loads without pickle.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file to write (numpy's compressed ``.npz``).
+        """
+        check_is_fitted(self)
+        config = {
+            "format": _FORMAT, "encoder": self.encoder_, "embedding_dim": self.embedding_dim_,
+            "params": {k: (os.fspath(v) if isinstance(v, os.PathLike) else v)
+                       for k, v in self.get_params().items()},
+        }
+        np.savez_compressed(
+            path, coef=self.coef_, intercept=self.intercept_, idf=self.idf_,
+            config=np.array(json.dumps(config, sort_keys=True)),
+        )
+
+    @classmethod
+    def load(cls, path, **params) -> RiskAuditor:
+        """An auditor with the weights of an ``.npz`` written by :meth:`save`.
+
+        The file is read with ``numpy.load(allow_pickle=False)``: it holds arrays and a JSON
+        configuration, never code.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The weights file.
+        **params
+            Parameters to override, for example ``coverage``; those that shape the features
+            (``lexical_weight``, ``n_lexical_features``) keep the saved values.
+
+        Returns
+        -------
+        auditor : RiskAuditor
+            Fitted.
+
+        Raises
+        ------
+        ValueError
+            If the file is not a RiskAuditor weights file, or ``model`` names an encoder
+            other than the one the weights were fitted on.
+        """
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                config = json.loads(str(z["config"]))
+                arrays = {k: z[k] for k in ("coef", "intercept", "idf")}
+            if config.get("format") != _FORMAT:
+                raise ValueError(f"format {config.get('format')!r}, expected {_FORMAT}")
+        except (OSError, KeyError, ValueError) as err:
+            raise ValueError(MSG_BAD_FILE.format(path=path, error=err)) from None
+        saved = config["params"]
+        saved.pop("cache", None)  # where the trainer cached embeddings means nothing here
+        if isinstance(saved.get("class_weight"), dict):  # JSON made the level keys strings
+            saved["class_weight"] = {int(k): v for k, v in saved["class_weight"].items()}
+        for fixed in ("lexical_weight", "n_lexical_features", "min_df", "C", "class_weight"):
+            params.pop(fixed, None)
+        auditor = cls(**{**saved, **params})
+        from ._embedding import _resolve_model
+
+        model_id = _resolve_model(auditor.model)[0]
+        if model_id != config["encoder"]:
+            raise ValueError(
+                MSG_ENCODER.format(path=path, fitted=config["encoder"], model=model_id)
+            )
+        auditor.coef_ = arrays["coef"]
+        auditor.intercept_ = arrays["intercept"]
+        auditor.idf_ = arrays["idf"]
+        auditor.encoder_ = config["encoder"]
+        auditor.embedding_dim_ = int(config["embedding_dim"])
+        auditor.classes_ = np.array(LEVELS)
+        return auditor
+
+    @classmethod
+    def pretrained(cls, **params) -> RiskAuditor:
+        """The auditor fitted on the 6,108 labelled tools of UltraTool and Seal-Tools.
+
+        The weights ship inside the package (``skriskrank/data/risk_auditor.npz``, read
+        without pickle); neither the datasets nor a network are needed. They were made by
+        ``python -m benchmarks.audit --train`` with the default parameters, on the paper's
+        released labels, for the packaged all-MiniLM-L6-v2 encoder.
+
+        Parameters
+        ----------
+        **params
+            Parameters to override, for example ``coverage=0.5`` or
+            ``show_progress_bar=True``.
+
+        Returns
+        -------
+        auditor : RiskAuditor
+            Fitted.
+
+        Examples
+        --------
+        >>> from skriskrank import RiskAuditor
+        >>> auditor = RiskAuditor.pretrained()
+        >>> auditor.predict(["run_shell: Run any shell command on the host",
+        ...                  "get_weather: Look up the weather forecast for a city"]).tolist()
+        [5, 1]
+        """
+        ref = resources.files("skriskrank") / "data" / PRETRAINED_FILE
+        with resources.as_file(ref) as path:
+            return cls.load(path, **params)
+
+    # -- auditing -----------------------------------------------------------------------------
+    def audit(self, X, *, labels=None):
+        """One row per tool: what the auditor predicts, why, and whether a person should look.
+
+        Parameters
+        ----------
+        X : ToolRegistry or sequence of str
+            The tools. A registry's declared levels, hints and permissions are shown.
+        labels : mapping of str to int, or array-like of int, default=None
+            Declared levels to compare with, by tool name or in order; ``None`` takes the
+            registry's declared (not predicted) levels.
+
+        Returns
+        -------
+        report : pandas.DataFrame
+            Columns ``name``, ``declared`` (nullable ``Int64``), ``predicted``, ``median``
+            (the ``coverage=0.5`` level), ``p_risky`` (``P(level >= 3)``), ``hints`` (the
+            declared hints in words, ``"read-only, closed-world"``), ``permissions``,
+            ``needs_review`` (bool) and ``reason`` (why, ``""`` when not). A tool needs
+            review when the model is unsure (``p_risky`` within ``review_margin`` of 0.5),
+            when it disagrees with a declared level by two or more levels, or when a hint
+            contradicts the text (a read-only hint on a tool whose text deletes or writes,
+            or a non-destructive hint on a tool the text grades at level 4 or 5).
+        """
+        import pandas as pd
+
+        texts = self._texts(X)
+        n = len(texts)
+        P = self.predict_proba(X)
+        text_P = self._text_proba(texts)
+        predicted = self._quantile(P, self.coverage)
+        median = self._quantile(P, 0.5)
+        p_risky = np.clip(P[:, _RISKY - 1:].sum(axis=1), 0.0, 1.0)  # 1 + 1e-16 is 1
+        reg = X if isinstance(X, ToolRegistry) else None
+        names = list(reg.names) if reg is not None else [t.split(":", 1)[0] for t in texts]
+        declared = [None] * n
+        if labels is not None:
+            if hasattr(labels, "items"):
+                declared = [labels.get(nm) for nm in names]
+            else:
+                declared = list(labels)
+                if len(declared) != n:
+                    raise ValueError(MSG_Y_LENGTH.format(n=n, got=len(declared)))
+        elif reg is not None:
+            declared = [int(r) if k and not p else None
+                        for r, k, p in zip(reg.risk, reg.risk_known, reg.risk_predicted,
+                                           strict=True)]
+        declared = [None if d is None or d == UNKNOWN_RISK else d for d in declared]
+        for i, d in enumerate(declared):
+            if d is not None:
+                ok = isinstance(d, Integral) and not isinstance(d, bool) and 1 <= d <= 5
+                if not ok:
+                    raise ValueError(MSG_Y_LEVEL.format(tool=f"tool {names[i]!r}", value=d))
+        text_level = self._quantile(text_P, 0.5)
+        text_risky = text_P[:, _RISKY - 1:].sum(axis=1)
+        rows = []
+        for i in range(n):
+            hints = dict(reg.declared_hints[i]) if reg is not None else {}
+            hints.pop("title", None)
+            reasons = []
+            if abs(p_risky[i] - 0.5) < self.review_margin:
+                reasons.append(f"unsure: P(level >= 3) = {p_risky[i]:.2f}")
+            if declared[i] is not None and abs(int(declared[i]) - int(median[i])) >= 2:
+                reasons.append(
+                    f"declared level {declared[i]} but the text reads as level {median[i]}"
+                )
+            perms = reg.permissions[i] if reg is not None else frozenset()
+            # The text's own signals: keyword permissions (not those the hints added) and the
+            # model's reading of the text before the hints bounded it.
+            writes = "file_write" in (perms - _hint_permissions(hints)) or text_risky[i] >= 0.5
+            if hints.get("readOnlyHint") is True and writes:
+                reasons.append("marked read-only but its text writes, deletes or is risky")
+            if hints.get("destructiveHint") is False and not hints.get("readOnlyHint") \
+                    and text_level[i] >= 4:
+                reasons.append(
+                    f"marked non-destructive but its text reads as level {text_level[i]}"
+                )
+            rows.append({
+                "name": names[i],
+                "declared": declared[i],
+                "predicted": int(predicted[i]),
+                "median": int(median[i]),
+                "p_risky": float(p_risky[i]),
+                "hints": _describe_hints(hints),
+                "permissions": ";".join(sorted(perms)),
+                "needs_review": bool(reasons),
+                "reason": "; ".join(reasons),
+            })
+        frame = pd.DataFrame(rows)
+        frame["declared"] = pd.array(frame["declared"].tolist(), dtype="Int64")
+        return frame
+
+
+#: How :meth:`RiskAuditor.audit` words each declared hint value.
+_HINT_WORDS = {
+    ("readOnlyHint", True): "read-only", ("readOnlyHint", False): "not read-only",
+    ("destructiveHint", True): "destructive", ("destructiveHint", False): "non-destructive",
+    ("idempotentHint", True): "idempotent", ("idempotentHint", False): "not idempotent",
+    ("openWorldHint", True): "open-world", ("openWorldHint", False): "closed-world",
+}
+
+
+def _describe_hints(hints) -> str:
+    """The declared hints in words, ``"read-only, closed-world"`` (``""`` for none)."""
+    return ", ".join(_HINT_WORDS[k, v] for k, v in sorted(hints.items()) if (k, v) in _HINT_WORDS)

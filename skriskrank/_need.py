@@ -1,0 +1,112 @@
+"""NeedAwareFilter: expose a high-risk tool when the query shows it needs it, and only then."""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+from sklearn.utils._param_validation import Interval
+
+from ._filter import RuleFilter
+
+__all__ = ["NeedAwareFilter"]
+
+
+class NeedAwareFilter(RuleFilter):
+    """The rule filter, with high-risk tools admitted on evidence that the query needs them.
+
+    The paper's rule filter caps the high-risk tools of every list whatever the query asks,
+    so it drops tools a task needs and fills the list with irrelevant safe ones. This filter
+    estimates, for every candidate, the probability ``p`` that it is a gold tool of the
+    query, and admits a high-risk tool (risk ``>= high_risk_level``, or unknown) only when
+    ``p >= need_threshold``; up to ``max_high_risk`` high-risk tools without that evidence
+    may still enter (none by default). The permission and redundancy rules are the paper's,
+    and so is the fixed-length fallback (see ``relevance_floor`` for shorter lists).
+
+    ``p`` is a logistic regression, fitted in ``fit`` on the training queries' candidates,
+    of three features: the candidate's rank and its score gap to the query's best candidate
+    (how strongly the upstream steps rank it), and the kernel-weighted share of the 10
+    training queries nearest to this query (by embedding) whose gold set holds the tool
+    (which tasks like this one needed). The gold sets are read in ``fit`` only. On UltraTool
+    its probabilities are calibrated on held-out queries (expected calibration error 0.008),
+    so ``need_threshold`` is a probability with its plain meaning.
+
+    Parameters
+    ----------
+    need_threshold : float or None, default=0.5
+        The probability of being needed from which a high-risk tool is admitted; the one
+        parameter that sets the operating point (lower exposes more risky tools that tasks
+        need, and more that they do not). ``None`` ignores need: the filter is then exactly
+        ``RuleFilter`` with the same caps.
+    k : int, default=5
+        Number of tools to accept per query, and the length of ``predict``'s output.
+    max_high_risk : int or None, default=0
+        High-risk tools allowed in a list without evidence of need.
+    high_risk_level : int, default=3
+        Lowest risk level (1..5) counted as high risk; unknown risk always is.
+    max_broad : int or None, default=2
+        Most broad-permission tools in the top-k; ``None`` is no cap.
+    broad_level : int, default=2
+        A tool with at least this many high-risk permission categories is broad.
+    redundancy_threshold : float or None, default=0.9
+        Cosine similarity above which a tool is redundant with an accepted one.
+    relevance_floor : float or None, default=None
+        ``None`` keeps lists at ``k`` tools; a probability leaves out candidates with ``p``
+        below it, and nothing pads the list (for serving).
+
+    Attributes
+    ----------
+    relevance_model_ : object
+        The fitted estimate of ``p``; ``predict_proba(X, positions)`` gives it per candidate.
+    registry_ : ToolRegistry
+        The registry of the batch seen in ``fit``.
+    encoder_ : str
+        The encoder identity of that batch.
+
+    See Also
+    --------
+    RuleFilter : The paper's filter, which this one equals with ``need_threshold=None``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skriskrank import NeedAwareFilter, RankingBatch, ToolRegistry
+    >>> reg = ToolRegistry.from_records(
+    ...     [{"name": n, "description": n, "risk": r} for n, r in [
+    ...         ("read_secret", 4), ("list_users", 1), ("wipe_disk", 5), ("get_time", 1)]])
+    >>> tools = np.eye(4, dtype=np.float32)
+    >>> rng = np.random.default_rng(0)
+    >>> q = np.repeat(np.eye(4, dtype=np.float32)[[0, 2]], 20, axis=0)
+    >>> q = q + 0.3 * rng.random(q.shape, dtype=np.float32)
+    >>> q /= np.linalg.norm(q, axis=1, keepdims=True)
+    >>> y = [{"read_secret"}] * 20 + [{"list_users"}] * 20
+    >>> train = RankingBatch.full_pool(reg, q, tools)
+    >>> filt = NeedAwareFilter(k=2).fit(train, y)
+    >>> test = RankingBatch.full_pool(reg, q[[0, 20]], tools)
+    >>> filt.predict(test).tolist()
+    [['read_secret', 'list_users'], ['list_users', 'get_time']]
+    """
+
+    _parameter_constraints: dict = {
+        **RuleFilter._parameter_constraints,
+        "need_threshold": [Interval(Real, 0, 1, closed="both"), None],
+        "max_high_risk": [Interval(Integral, 0, None, closed="left"), None],
+    }
+    _requires_y = True
+    _knn_feature = True
+
+    def __init__(self, *, need_threshold=0.5, k=5, max_high_risk=0, high_risk_level=3,
+                 max_broad=2, broad_level=2, redundancy_threshold=0.9, relevance_floor=None):
+        self.need_threshold = need_threshold
+        self.k = k
+        self.max_high_risk = max_high_risk
+        self.high_risk_level = high_risk_level
+        self.max_broad = max_broad
+        self.broad_level = broad_level
+        self.redundancy_threshold = redundancy_threshold
+        self.relevance_floor = relevance_floor
+
+    def _needs_model(self):
+        return self.need_threshold is not None or self.relevance_floor is not None
+
+    def _admit(self, p):
+        return None if self.need_threshold is None else p >= self.need_threshold

@@ -1,0 +1,180 @@
+"""``skriskrank serve``: a risk-aware tool search for agents, as a Model Context Protocol server.
+
+One tool, ``search_tools``, with input ``{"query": string, "k": integer (optional)}``. It
+answers with the risk-aware top-k of a fitted pipeline as structured content (and the same
+JSON as text): each tool's name, description, risk level, score and the reason it was kept.
+The server speaks over stdio with the official ``mcp`` SDK (the ``skriskrank[mcp]`` extra).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import threading
+
+__all__ = ["SEARCH_TOOL", "make_server", "search", "serve"]
+
+SEARCH_TOOL = "search_tools"
+DEFAULT_K = 5
+MSG_NO_MCP = "skriskrank serve needs the mcp package: pip install 'skriskrank[mcp]' ({error})."
+
+INPUT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string", "minLength": 1,
+                  "description": "What the agent wants to do, in plain words."},
+        "k": {"type": "integer", "minimum": 1, "maximum": 50, "default": DEFAULT_K,
+              "description": "How many tools to return (default 5)."},
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+OUTPUT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string"},
+        "k": {"type": "integer"},
+        "tools": {"type": "array", "items": {
+            "type": "object",
+            "properties": {
+                "rank": {"type": "integer"}, "name": {"type": "string"},
+                "description": {"type": "string"},
+                "risk_level": {"type": ["integer", "null"]},  # null: unknown risk
+                "risk_predicted": {"type": "boolean"},
+                "score": {"type": "number"}, "reason": {"type": "string"},
+            },
+            "required": ["rank", "name", "description", "risk_level", "score", "reason"],
+        }},
+    },
+    "required": ["query", "k", "tools"],
+}
+
+
+def search(pipeline, query: str, k: int = DEFAULT_K) -> list[dict]:
+    """The risk-aware top-``k`` of one query, with each tool's risk, score and reason.
+
+    Parameters
+    ----------
+    pipeline : sklearn.pipeline.Pipeline
+        A fitted skriskrank pipeline.
+    query : str
+        The task in plain words.
+    k : int, default=5
+        How many tools to return (a relevance floor may return fewer).
+
+    Returns
+    -------
+    tools : list of dict
+        ``rank``, ``name``, ``description``, ``risk_level`` (None when unknown),
+        ``risk_predicted``, ``score`` and ``reason`` per tool, best first; the same tools as
+        ``pipeline.predict`` with the last step's ``k`` set to ``k``.
+    """
+    import copy
+
+    from sklearn.pipeline import Pipeline
+
+    from ._explain import explain
+
+    name, last = pipeline.steps[-1]
+    if getattr(last, "k", k) != k:
+        # A shallow copy shares the fitted state; the caller's pipeline is left as it was.
+        last = copy.copy(last).set_params(k=k)
+        pipeline = Pipeline([*pipeline.steps[:-1], (name, last)])
+    table = explain(pipeline, [query], k=k)
+    kept = table[table["rank"].notna()].sort_values("rank", kind="stable")
+    reg = pipeline.steps[0][1].registry
+    return [{
+        "rank": int(row["rank"]), "name": row["tool"],
+        "description": str(reg.descriptions[reg.index_of(row["tool"])]),
+        "risk_level": None if row["risk"] is None or str(row["risk"]) == "<NA>"
+        else int(row["risk"]),
+        "risk_predicted": bool(row["risk_predicted"]), "score": float(row["score"]),
+        "reason": row["reason"],
+    } for _, row in kept.iterrows()]
+
+
+def make_server(pipeline, name="skriskrank"):
+    """An MCP server whose one tool, ``search_tools``, searches ``pipeline``'s catalogue.
+
+    Parameters
+    ----------
+    pipeline : sklearn.pipeline.Pipeline
+        A fitted skriskrank pipeline.
+    name : str, default="skriskrank"
+        The server's name.
+
+    Returns
+    -------
+    server : mcp.server.Server
+    """
+    try:
+        import anyio
+        import jsonschema
+        import mcp.types as types
+        from mcp.server import Server
+        from mcp.shared.exceptions import MCPError
+    except ImportError as exc:
+        raise ImportError(MSG_NO_MCP.format(error=exc)) from exc
+
+    tool = types.Tool(
+        name=SEARCH_TOOL, title="Search tools (risk-aware)",
+        description="Find the tools that fit a task: the top-k by relevance, with tools of "
+        "higher risk exposed only when the task needs them. Each result has its risk level "
+        "(1-5) and the reason it was kept.",
+        input_schema=INPUT_SCHEMA, output_schema=OUTPUT_SCHEMA,
+        annotations=types.ToolAnnotations(read_only_hint=True, idempotent_hint=True,
+                                          destructive_hint=False, open_world_hint=False))
+    validator = jsonschema.Draft202012Validator(INPUT_SCHEMA)
+    # Requests run concurrently; the pipeline serves threads, but one search at a time keeps
+    # a busy server from oversubscribing its cores.
+    lock = threading.Lock()
+
+    def error(message):
+        return types.CallToolResult(content=[types.TextContent(type="text", text=message)],
+                                    is_error=True)
+
+    async def list_tools(ctx, params):
+        return types.ListToolsResult(tools=[tool])
+
+    async def call_tool(ctx, params):
+        if params.name != SEARCH_TOOL:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name!r}")
+        args = params.arguments or {}
+        problems = [f"{'/'.join(map(str, e.path)) or 'arguments'}: {e.message}"
+                    for e in validator.iter_errors(args)]
+        if problems:
+            return error(f"Invalid arguments for {SEARCH_TOOL}: {'; '.join(problems)}")
+        query, k = args["query"], int(args.get("k", DEFAULT_K))
+
+        def run():
+            with lock:
+                return search(pipeline, query, k)
+
+        try:
+            rows = await anyio.to_thread.run_sync(run)
+        except Exception as exc:  # noqa: BLE001 - the agent gets a readable tool error
+            return error(f"{SEARCH_TOOL} failed: {type(exc).__name__}: {exc}")
+        result = {"query": query, "k": k, "tools": rows}
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=json.dumps(result))],
+            structured_content=result)
+
+    return Server(name, instructions="Risk-aware tool search: call search_tools with a task.",
+                  on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def serve(pipeline) -> None:
+    """Serve ``pipeline`` over stdio until the client closes the connection."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    server = make_server(pipeline)
+
+    async def main():
+        async with stdio_server() as (read, write):
+            # stdio_server moved fd 1 to the protocol; a stray print must go to stderr.
+            with contextlib.redirect_stdout(sys.stderr):
+                await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(main)

@@ -1,0 +1,415 @@
+"""Tests for RiskAuditor: the scikit-learn contract, the conservative rule, hints, audit, CLI."""
+
+import copy
+import itertools
+import json
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.metrics import cohen_kappa_score
+from sklearn.utils._param_validation import InvalidParameterError
+
+from skriskrank import HINT_DEFAULTS, RiskAuditor, ToolRegistry, load_tools
+from skriskrank._auditor import (
+    DEFAULT_COVERAGE,
+    MSG_BAD_FILE,
+    MSG_ONE_LEVEL,
+    MSG_X_EMPTY,
+    MSG_X_TEXT,
+    MSG_X_TYPE,
+    MSG_Y_LENGTH,
+    MSG_Y_LEVEL,
+    MSG_Y_MAPPING,
+    MSG_Y_UNKNOWN,
+    PRETRAINED_FILE,
+)
+
+TRAIN = [
+    ("get_weather", "Look up the weather forecast for a city", 1),
+    ("read_file", "Read the contents of a text file", 1),
+    ("list_dir", "List the files in a folder", 1),
+    ("search_web", "Search the web for pages", 1),
+    ("convert_units", "Convert between units of measure", 1),
+    ("book_table", "Reserve a table at a restaurant", 2),
+    ("add_calendar_event", "Add an event to the user's calendar", 2),
+    ("update_profile", "Update the user's profile name and photo", 2),
+    ("send_email", "Send an email to a contact", 3),
+    ("read_medical_records", "Read a patient's medical records", 3),
+    ("write_file", "Overwrite a file on disk with new content", 3),
+    ("delete_file", "Permanently delete a file from disk", 4),
+    ("transfer_money", "Transfer money from the user's bank account", 4),
+    ("run_shell", "Run any shell command as root on the server", 5),
+    ("drop_database", "Drop every table of the production database", 5),
+]
+
+
+@pytest.fixture(scope="module")
+def train_registry():
+    return ToolRegistry.from_records(
+        [{"name": n, "description": d, "risk": r} for n, d, r in TRAIN]
+    )
+
+
+@pytest.fixture(scope="module")
+def fitted(train_registry):
+    return RiskAuditor(min_df=1, show_progress_bar=False).fit(train_registry)
+
+
+def _with_coverage(auditor, coverage):
+    """A shallow copy with another coverage: the module's fitted auditor stays as it is."""
+    return copy.copy(auditor).set_params(coverage=coverage)
+
+
+def _mcp(name, desc, hints=None):
+    tool = {"name": name, "description": desc, "inputSchema": {"type": "object"}}
+    if hints is not None:
+        tool["annotations"] = hints
+    return tool
+
+
+class TestContract:
+    def test_params_round_trip_and_clone(self):
+        a = RiskAuditor(coverage=0.7, C=2.0)
+        assert a.get_params()["coverage"] == 0.7
+        b = clone(a)
+        assert b.get_params() == a.get_params()
+        assert b.set_params(coverage=0.5).coverage == 0.5
+        assert RiskAuditor().coverage == DEFAULT_COVERAGE
+
+    def test_tags_say_strings_not_arrays(self):
+        tags = RiskAuditor().__sklearn_tags__()
+        assert tags.input_tags.string and not tags.input_tags.two_d_array
+        assert tags.estimator_type == "classifier"
+
+    @pytest.mark.parametrize("params", [
+        {"coverage": 0.0}, {"coverage": 1.5}, {"C": 0}, {"review_margin": 0.7},
+        {"n_lexical_features": 0}, {"lexical_weight": -1.0}])
+    def test_bad_params(self, params, train_registry):
+        with pytest.raises(InvalidParameterError):
+            RiskAuditor(**params).fit(train_registry)
+
+    def test_not_fitted(self):
+        with pytest.raises(NotFittedError):
+            RiskAuditor().predict(["x: y"])
+
+    def test_fitted_attributes(self, fitted):
+        assert fitted.classes_.tolist() == [1, 2, 3, 4, 5]
+        assert fitted.coef_.shape == (5, fitted.embedding_dim_ + fitted.n_lexical_features)
+        assert fitted.coef_.dtype == np.float32
+        assert fitted.idf_.shape == (fitted.n_lexical_features,)
+
+    def test_fit_on_texts_equals_fit_on_registry(self, fitted, train_registry):
+        texts = train_registry.texts
+        other = RiskAuditor(min_df=1, show_progress_bar=False).fit(
+            texts, [r for *_, r in TRAIN])
+        np.testing.assert_allclose(other.coef_, fitted.coef_, atol=1e-6)
+
+    def test_missing_level_is_left_out(self):
+        # No level 5 in y: its column is there, with probability zero.
+        rows = [t for t in TRAIN if t[2] < 5]
+        a = RiskAuditor(min_df=1, coverage=0.5).fit(
+            [f"{n}: {d}" for n, d, _ in rows], [r for *_, r in rows])
+        P = a.predict_proba(["run_shell: Run any shell command as root on the server"])
+        assert P.shape == (1, 5) and P[0, 4] == 0.0
+
+    def test_two_levels(self):
+        texts = [f"{n}: {d}" for n, d, _ in TRAIN]
+        y = [1 if r < 3 else 4 for *_, r in TRAIN]
+        a = RiskAuditor(min_df=1, coverage=0.5).fit(texts, y)
+        P = a.predict_proba(texts)
+        assert (P[:, [1, 2, 4]] == 0).all()
+        # The same probabilities as scikit-learn's binary model on the same features.
+        from sklearn.linear_model import LogisticRegression
+
+        F = a._features(texts)
+        lr = LogisticRegression(C=a.C, max_iter=5000, tol=1e-6,
+                                class_weight=a._class_weight(np.array(y))).fit(F, y)
+        np.testing.assert_allclose(P[:, [0, 3]], lr.predict_proba(F), atol=1e-5)
+        assert a.score(texts, y) > 0.5
+
+    def test_proba_and_predict(self, fitted, train_registry):
+        P = fitted.predict_proba(train_registry)
+        assert P.shape == (len(TRAIN), 5)
+        np.testing.assert_allclose(P.sum(axis=1), 1.0)
+        median = _with_coverage(fitted, 0.5).predict(train_registry)
+        y = np.array([r for *_, r in TRAIN])
+        # Fitted on these very tools: the median level is right (or one off) for every one.
+        assert np.all(np.abs(median - y) <= 1)
+        assert fitted.score(train_registry) == pytest.approx(
+            cohen_kappa_score(y, fitted.predict(train_registry), weights="quadratic"))
+
+
+class TestInputErrors:
+    def test_x_type(self):
+        with pytest.raises(ValueError, match=re.escape(MSG_X_TYPE.format(type="str"))):
+            RiskAuditor().fit("read_file: Read a file", [1])
+
+    def test_x_empty_and_bad_text(self):
+        with pytest.raises(ValueError, match=re.escape(MSG_X_EMPTY)):
+            RiskAuditor().fit([], [])
+        with pytest.raises(ValueError, match=re.escape(MSG_X_TEXT.format(i=1, value=""))):
+            RiskAuditor().fit(["a: b", ""], [1, 2])
+
+    def test_y_length_and_level(self, train_registry):
+        with pytest.raises(ValueError, match=re.escape(MSG_Y_LENGTH.format(n=15, got=2))):
+            RiskAuditor().fit(train_registry, [1, 2])
+        y = [r for *_, r in TRAIN]
+        y[3] = 7
+        msg = MSG_Y_LEVEL.format(tool="tool 'search_web'", value=7)
+        with pytest.raises(ValueError, match=re.escape(msg)):
+            RiskAuditor().fit(train_registry, y)
+        with pytest.raises(ValueError, match=re.escape(MSG_Y_LEVEL.format(tool="y[1]",
+                                                                          value=2.5))):
+            RiskAuditor().fit(["a: b", "c: d"], [1, 2.5])
+
+    def test_y_by_name(self, fitted, train_registry):
+        by_name = {n: r for n, _, r in reversed(TRAIN)}
+        other = RiskAuditor(min_df=1).fit(train_registry, by_name)
+        np.testing.assert_allclose(other.coef_, fitted.coef_, atol=1e-6)
+        del by_name["list_dir"]
+        with pytest.raises(ValueError, match=re.escape(
+                MSG_Y_LEVEL.format(tool="tool 'list_dir'", value=None))):
+            RiskAuditor().fit(train_registry, by_name)
+        with pytest.raises(ValueError, match=re.escape(MSG_Y_MAPPING)):
+            RiskAuditor().fit(["a: b"], {"a": 1})
+
+    def test_unlabelled_registry(self):
+        reg = ToolRegistry.from_records([
+            {"name": "a", "description": "x", "risk": 1}, {"name": "b", "description": "y"}])
+        with pytest.raises(ValueError, match=re.escape(MSG_Y_UNKNOWN.format(n=1, name="b"))):
+            RiskAuditor().fit(reg)
+
+    def test_single_level(self):
+        with pytest.raises(ValueError, match=re.escape(MSG_ONE_LEVEL.format(level=2))):
+            RiskAuditor().fit(["a: b", "c: d"], [2, 2])
+
+
+class TestConservativeRuleAndHints:
+    @settings(max_examples=25)
+    @given(st.floats(0.01, 1.0), st.floats(0.01, 1.0))
+    def test_coverage_is_monotone(self, fitted, train_registry, c1, c2):
+        lo, hi = sorted((c1, c2))
+        P = fitted.predict_proba(train_registry)
+        assert np.all(fitted._quantile(P, hi) >= fitted._quantile(P, lo))
+
+    def test_coverage_on_predict(self, fitted, train_registry):
+        levels = [_with_coverage(fitted, c).predict(train_registry)
+                  for c in (0.3, 0.5, 0.8, 0.95, 1.0)]
+        for a, b in itertools.pairwise(levels):
+            assert np.all(b >= a)
+
+    @settings(max_examples=30)
+    @given(st.fixed_dictionaries({}, optional={k: st.booleans() for k in HINT_DEFAULTS}),
+           st.sampled_from([t[:2] for t in TRAIN]), st.floats(0.05, 1.0))
+    def test_untrusted_hints_never_lower_a_level(self, fitted, hints, tool, coverage):
+        name, desc = tool
+        plain = load_tools([_mcp(name, desc)])
+        hinted = load_tools([_mcp(name, desc, hints)])
+        a = _with_coverage(fitted, coverage)
+        base, with_hints = a.predict(plain)[0], a.predict(hinted)[0]
+        assert with_hints >= base
+        if hinted.declares_destructive[0]:
+            assert with_hints >= 3
+
+    def test_destructive_hint_floors_and_trusted_read_only_caps(self, fitted):
+        tools = [_mcp("get_weather", "Look up the weather forecast for a city",
+                      {"destructiveHint": True}),
+                 _mcp("drop_database", "Drop every table of the production database",
+                      {"readOnlyHint": True})]
+        untrusted = load_tools(tools)
+        trusted = load_tools(tools, trust_hints=True)
+        med = _with_coverage(fitted, 0.5)
+        assert med.predict(untrusted).tolist()[0] >= 3
+        assert med.predict(untrusted).tolist()[1] >= 4  # read-only lowers nothing untrusted
+        assert med.predict(trusted).tolist()[1] <= 3
+        P = med.predict_proba(trusted)
+        np.testing.assert_allclose(P.sum(axis=1), 1.0)
+        assert P[0, :2].sum() == 0.0 and P[1, 3:].sum() == 0.0
+
+    def test_texts_have_no_hints(self, fitted):
+        # Plain texts carry no hints: the same as an unannotated registry.
+        reg = load_tools([_mcp("delete_file", "Permanently delete a file from disk")])
+        np.testing.assert_allclose(fitted.predict_proba(reg),
+                                   fitted.predict_proba(reg.texts))
+
+
+class TestAudit:
+    def test_columns_and_reasons(self, fitted):
+        reg = load_tools([
+            _mcp("get_weather", "Look up the weather forecast for a city"),
+            _mcp("delete_file", "Permanently delete a file from disk", {"readOnlyHint": True}),
+            _mcp("run_shell", "Run any shell command as root on the server",
+                 {"readOnlyHint": False, "destructiveHint": False}),
+        ], risk={"get_weather": 4})
+        frame = fitted.audit(reg)
+        assert frame.columns.tolist() == [
+            "name", "declared", "predicted", "median", "p_risky", "hints", "permissions",
+            "needs_review", "reason"]
+        assert frame["declared"].tolist()[0] == 4
+        rows = frame.set_index("name")
+        assert "declared level 4" in rows.loc["get_weather", "reason"]
+        assert "marked read-only" in rows.loc["delete_file", "reason"]
+        assert rows.loc["delete_file", "hints"] == "read-only"
+        assert "marked non-destructive" in rows.loc["run_shell", "reason"]
+        assert rows["needs_review"].all()
+
+    def test_labels_argument_and_predicted_levels_are_not_declared(self, fitted):
+        reg = load_tools([_mcp("get_weather", "Look up the weather forecast for a city")])
+        pred = reg.with_risk(fitted.predict(reg))
+        assert fitted.audit(pred)["declared"].isna().all()
+        frame = fitted.audit(reg, labels={"get_weather": 1})
+        assert frame["declared"].tolist() == [1] and not frame["needs_review"].any()
+        with pytest.raises(ValueError, match=re.escape(
+                MSG_Y_LEVEL.format(tool="tool 'get_weather'", value=9))):
+            fitted.audit(reg, labels=[9])
+
+
+class TestPersistence:
+    def test_save_load_round_trip(self, fitted, train_registry, tmp_path):
+        path = tmp_path / "auditor.npz"
+        fitted.save(path)
+        with np.load(path, allow_pickle=False) as z:
+            assert set(z.files) == {"coef", "intercept", "idf", "config"}
+        loaded = RiskAuditor.load(path, coverage=0.5)
+        assert loaded.coverage == 0.5 and loaded.min_df == 1
+        np.testing.assert_array_equal(loaded.coef_, fitted.coef_)
+        np.testing.assert_allclose(
+            loaded.predict_proba(train_registry), fitted.predict_proba(train_registry))
+
+    def test_not_a_weights_file(self, tmp_path):
+        path = tmp_path / "x.npz"
+        np.savez(path, a=np.zeros(2))
+        with pytest.raises(ValueError, match=re.escape(MSG_BAD_FILE.format(path=path, error="")
+                                                       .rstrip(").") )):
+            RiskAuditor.load(path)
+
+    def test_pretrained_is_small_and_pickle_free(self):
+        from importlib import resources
+
+        ref = resources.files("skriskrank") / "data" / PRETRAINED_FILE
+        with resources.as_file(ref) as path:
+            assert path.stat().st_size < 1_000_000
+            with np.load(path, allow_pickle=False) as z:
+                assert json.loads(str(z["config"]))["params"]["coverage"] == DEFAULT_COVERAGE
+        auditor = RiskAuditor.pretrained(coverage=0.5)
+        assert auditor.coverage == 0.5 and auditor.classes_.tolist() == [1, 2, 3, 4, 5]
+
+
+class TestCLI:
+    def _write(self, tmp_path, obj, name="tools.json"):
+        path = tmp_path / name
+        path.write_text(json.dumps(obj))
+        return path
+
+    def test_audit_prints_a_table_and_writes_files(self, tmp_path, capsys):
+        from skriskrank._cli import main
+
+        tools = self._write(tmp_path, {"tools": [
+            _mcp("get_weather", "Look up the weather forecast for a city"),
+            _mcp("delete_file", "Permanently delete a file", {"destructiveHint": True}),
+        ]})
+        labels = self._write(tmp_path, {"get_weather": 1}, "labels.json")
+        out = tmp_path / "audit.csv"
+        assert main(["audit", str(tools), "--labels", str(labels), "--out", str(out)]) == 0
+        text = capsys.readouterr().out
+        assert "2 tools from 1 file(s)" in text
+        header = next(line for line in text.splitlines() if line.startswith("tool "))
+        assert header.split() == ["tool", "declared", "level", "median", "P(>=3)", "hints",
+                                  "review"]
+        assert "delete_file" in text and "destructive" in text
+        import pandas as pd
+
+        frame = pd.read_csv(out)
+        assert frame["name"].tolist() == ["get_weather", "delete_file"]
+        assert frame.loc[1, "predicted"] >= 3
+        out_json = tmp_path / "audit.json"
+        assert main(["audit", str(tools), "--out", str(out_json), "--coverage", "0.5"]) == 0
+        assert [r["name"] for r in json.loads(out_json.read_text())] == [
+            "get_weather", "delete_file"]
+
+    @pytest.mark.parametrize(("content", "expected"), [
+        ("", "no tools found"),
+        ({"tools": [{"description": "x"}]}, "tool #0: the tool has no name"),
+        ({"tools": [{"name": "t", "inputSchema": "object"}]}, "must be a JSON Schema object"),
+        ({"wrong": 1}, "unrecognised tool catalogue"),
+    ])
+    def test_bad_input_is_one_line_and_status_2(self, tmp_path, capsys, content, expected):
+        from skriskrank._cli import main
+
+        path = tmp_path / "bad.json"
+        path.write_text(content if isinstance(content, str) else json.dumps(content))
+        assert main(["audit", str(path)]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        lines = captured.err.strip().splitlines()
+        assert len(lines) == 1 and expected in lines[0] and "Traceback" not in captured.err
+
+    def test_bad_labels_and_out(self, tmp_path, capsys):
+        from skriskrank._cli import main
+
+        tools = self._write(tmp_path, [{"name": "t", "description": "A tool",
+                                        "input_schema": {"type": "object"}}])
+        labels = self._write(tmp_path, {"t": 8}, "labels.json")
+        assert main(["audit", str(tools), "--labels", str(labels)]) == 2
+        assert "Tool 't': risk level must be an integer in 1..5" in capsys.readouterr().err
+        assert main(["audit", str(tools), "--out", str(tmp_path / "x.txt")]) == 2
+        assert "--out must end in .csv or .json" in capsys.readouterr().err
+        assert main(["audit", str(tmp_path / "missing.json")]) == 2
+        assert main(["audit", str(tools), "--coverage", "1.5"]) == 2
+        assert "coverage" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+class TestRealData:
+    def test_pretrained_on_the_mcp_sample(self, data_dir):
+        reg = load_tools(sorted((data_dir / "mcp").glob("*.json")))
+        auditor = RiskAuditor.pretrained(show_progress_bar=False)
+        pred = auditor.predict(reg)
+        assert pred.shape == (38,) and set(pred) <= {1, 2, 3, 4, 5}
+        # Every tool its author marks destructive is graded >= 3 (nothing was tuned on it).
+        assert (pred[reg.declares_destructive] >= 3).all()
+        median = copy.copy(auditor).set_params(coverage=0.5).predict(reg)
+        assert (pred >= median).all()
+        frame = auditor.audit(reg)
+        assert len(frame) == 38 and frame["p_risky"].between(0, 1).all()
+
+    def test_the_documented_first_day(self, data_dir):
+        from skriskrank import build_pipeline
+
+        reg = load_tools(data_dir / "mcp" / "filesystem.json")
+        reg = reg.with_risk(RiskAuditor.pretrained().predict(reg), source="predicted")
+        assert reg.risk_known.all() and reg.risk_predicted.all()
+        queries = ["show me what is in notes.txt", "delete the draft and write a new file",
+                   "rename report.md to final.md", "which folders can you see",
+                   "print the first lines of the log", "make a folder for photos"]
+        relevant = [{"read_text_file"}, {"write_file"}, {"move_file"},
+                    {"list_allowed_directories"}, {"read_text_file"}, {"create_directory"}]
+        pipe = build_pipeline(reg, n_candidates=None, epochs=3, validation_fraction=0)
+        top = pipe.fit(queries, relevant).predict(["overwrite config.json"])
+        assert top.shape == (1, 5) and set(top[0]) <= set(reg.names)
+
+    def test_retraining_reproduces_the_packaged_weights(self, data_dir):
+        from importlib import resources
+
+        from benchmarks.audit import pooled, train, training_registries
+
+        retrained = train(data_dir, show_progress_bar=False)
+        ref = resources.files("skriskrank") / "data" / PRETRAINED_FILE
+        with resources.as_file(ref) as path:
+            shipped = RiskAuditor.load(path)
+        # The encoder's float32 embeddings differ across CPUs and BLAS builds in the last
+        # bits (about 1e-6), and L-BFGS stops at a relative tolerance of 1e-6: the weights
+        # agree to about 1e-4, so 1e-3 leaves room without hiding a real change (a different
+        # C, class weighting or feature set moves them by more than 1e-2).
+        np.testing.assert_allclose(retrained.coef_, shipped.coef_, atol=1e-3)
+        np.testing.assert_allclose(retrained.intercept_, shipped.intercept_, atol=1e-3)
+        np.testing.assert_allclose(retrained.idf_, shipped.idf_, rtol=1e-6)
+        assert retrained.get_params() | {"show_progress_bar": None} == shipped.get_params()
+        texts, _, _ = pooled(training_registries(data_dir))
+        np.testing.assert_allclose(
+            retrained.predict_proba(texts), shipped.predict_proba(texts), atol=1e-3)

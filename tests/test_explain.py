@@ -1,0 +1,81 @@
+"""explain: per-candidate reasons whose top-k equals predict, on every pipeline prefix."""
+
+import numpy as np
+import pytest
+from sklearn.pipeline import Pipeline
+
+from skriskrank import (
+    DenseRetriever,
+    FrozenEmbedder,
+    GraphSmoother,
+    NeedAwareFilter,
+    RiskAwareReranker,
+    RuleFilter,
+    explain,
+)
+
+pytestmark = pytest.mark.slow
+
+
+def _pipe(registry, last):
+    return Pipeline([
+        ("embed", FrozenEmbedder(registry)),
+        ("retrieve", DenseRetriever(n_candidates=30)),
+        ("rerank", RiskAwareReranker(epochs=2, random_state=0)),
+        ("smooth", GraphSmoother()),
+        ("filter", last),
+    ])
+
+
+def _check_top_k_equals_predict(pipe, queries, k):
+    table = explain(pipe, queries)
+    top = (table[table["rank"].notna()].sort_values(["query", "rank"], kind="stable")
+           .groupby("query", sort=False)["tool"].apply(list))
+    expected = pipe.predict(queries)
+    for q, row in zip(queries, expected, strict=True):
+        assert top[q] == [t for t in row.tolist() if t is not None]
+    assert set(table["query"]) == set(queries)
+    return table
+
+
+@pytest.mark.parametrize("dataset", ["ultratool", "sealtools_dev"])
+def test_every_prefix_explains_its_own_predict(request, dataset):
+    ds = request.getfixturevalue(dataset)
+    train, test = ds.subset(np.arange(150)), ds.subset(np.arange(150, 190))
+    for last in (RuleFilter(), NeedAwareFilter(), NeedAwareFilter(relevance_floor=0.3)):
+        pipe = _pipe(ds.registry, last).fit(train.queries, train.relevant)
+        for n in range(1, len(pipe.steps) + 1):
+            prefix = Pipeline(pipe.steps[:n])
+            table = _check_top_k_equals_predict(prefix, test.queries, 5)
+            names = [name for name, _ in pipe.steps[:n]]
+            if "rerank" in names:
+                assert {"f_rel", "p_rel", "f_risk", "risk_penalty"} <= set(table.columns)
+                np.testing.assert_allclose(
+                    table["risk_penalty"],
+                    0.1 * pipe["rerank"].risk_penalty_[ds.registry.index_of(table["tool"])],
+                    rtol=1e-6)
+            if "smooth" in names:
+                assert "smoothing" in table.columns
+        table = explain(pipe, test.queries)
+        assert table["reason"].str.len().gt(0).all()
+        kept = table[table["rank"].notna()]
+        assert kept["reason"].str.startswith(("accepted", "kept to fill")).all()
+
+
+def test_reasons_read_like_the_rules(tiny_registry):
+    from skriskrank import RankingBatch
+
+    emb = np.eye(6, dtype=np.float32)
+    emb[3] = emb[0]  # delete_file duplicates read_file
+    q = np.array([[0.9, 0.1, 0.5, 0.85, 0.6, 0.2]], dtype=np.float32)
+    batch = RankingBatch.full_pool(tiny_registry, q / np.linalg.norm(q), emb)
+    filt = RuleFilter(k=3).fit(batch)
+    from skriskrank._explain import _filter_reasons
+
+    out = filt.transform(batch)
+    words = dict(zip(tiny_registry.names[out.candidates[0]],
+                     _filter_reasons(filt, batch, out)[0], strict=True))
+    assert words["read_file"] == "accepted"
+    assert words["delete_file"] == "deferred: near-duplicate of read_file, cosine 1.00"
+    assert words["run_shell"] == "accepted"  # the first tool of risk >= 3 (0.6)
+    assert words["send_email"] == "deferred: a second tool of risk >= 3"
