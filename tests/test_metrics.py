@@ -244,6 +244,9 @@ def _reference(ranked, relevant, risk, k):
                 if not s
             ]
         ),
+        f"unneeded_rvr@{k}": mean(
+            [sum(_level(risk, t) >= 3 and t not in g for t in r[:k]) / k for r, g in pairs]
+        ),
         "n_queries": len(ranked),
         "n_safe_queries": sum(safe),
         "n_needrisk_queries": len(ranked) - sum(safe),
