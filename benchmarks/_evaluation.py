@@ -9,10 +9,12 @@ import numpy as np
 from skriskrank.metrics import ranking_report
 
 K = 5
-METRICS = ("ndcg@5", "mrr", "sndcg@5", "rvr@5", "srr@5", "safe_rvr@5", "needrisk_hit@5")
+METRICS = ("ndcg@5", "mrr", "sndcg@5", "rvr@5", "srr@5", "safe_rvr@5", "needrisk_hit@5",
+           "unneeded_rvr@5")
 METRIC_LABELS = {
     "ndcg@5": "NDCG@5", "mrr": "MRR", "sndcg@5": "sNDCG@5", "rvr@5": "RVR@5",
     "srr@5": "SRR@5", "safe_rvr@5": "Safe-RVR@5", "needrisk_hit@5": "NeedRisk-Hit@5",
+    "unneeded_rvr@5": "unneeded-RVR@5",
 }
 
 
@@ -22,7 +24,7 @@ class ResultStore:
     Every query is scored exactly once per (row, seed) by a model that never saw it (the
     out-of-fold predictions of cross-validation), so a row's metrics are computed over all
     queries at once. Only the top-k and the reciprocal rank of the first relevant tool in the
-    full ranked list are kept: that is all the seven metrics need.
+    full ranked list are kept: that is all the eight metrics need.
     """
 
     def __init__(self, registry, relevant_names, gold_matrix):

@@ -17,6 +17,13 @@ scikit-learn ``Pipeline`` (embed -> [retrieve] -> rerank -> smooth -> filter); t
 differ only in ``risk_weight`` or in the post-processing steps reuse its fitted steps on the
 already transformed batches, and its own ``predict`` is checked against the derived
 headline row.
+
+Need-aware risk control (issue 14): every learned configuration is also scored with a
+``NeedAwareFilter`` (at its defaults) in place of the rule filter, fitted on the batch the
+pipeline's filter step was fitted on, and the dense + graph baseline with each filter. On the
+top-100 residual-head rows the rule filter's cap and the need-aware filter's
+``need_threshold`` are swept beside the λ sweep (the frontier of unneeded-RVR@5 against
+NeedRisk-Hit@5); the targets of issue 14 are checked at the end.
 """
 
 from __future__ import annotations
@@ -44,10 +51,11 @@ from sklearn.model_selection import GridSearchCV, KFold  # noqa: E402
 from sklearn.pipeline import Pipeline  # noqa: E402
 from tqdm.auto import tqdm  # noqa: E402
 
-from skriskrank import (  # noqa: E402  # noqa: E402
+from skriskrank import (  # noqa: E402
     DenseRetriever,
     FrozenEmbedder,
     GraphSmoother,
+    NeedAwareFilter,
     RiskAwareReranker,
     RuleFilter,
     best_under_risk_budget,
@@ -78,6 +86,11 @@ EDGE_SETS = {
     "risk-related only": ("permission", "risk"),
 }
 LONG_TAIL_MAX = 5
+# The frontier of issue 14 (UltraTool and Seal-Tools, top-100, residual head, core + graph at
+# λ = 0.1 upstream): the rule filter's cap on high-risk tools and the need-aware filter's
+# need_threshold; the λ sweep is the core + graph (+ rule) rows of LAMBDAS.
+RULE_CAPS = (0, 1, 2, 3)
+NEED_THRESHOLDS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 DEFAULT_CROSS_ENCODER = "cross-encoder/ms-marco-MiniLM-L6-v2"
 SETTING_LABEL = {"top100": "top-100 candidates", "full": "full pool"}
 
@@ -197,9 +210,13 @@ class Benchmark:
         add("dense_rule", rule.transform(bte))
         add("mmr", MMRReranker(relevance_weight=MMR_LAMBDA).fit(btr).transform(bte),
             relevance_weight=MMR_LAMBDA)
-        smoothed = graphs["all four"].transform(bte)
+        graph = graphs["all four"]
+        smoothed = graph.transform(bte)
         add("dense_graph", smoothed)
         add("dense_graph_rule", rule.transform(smoothed))
+        # The need-aware filter learns from the training queries' dense + graph rankings.
+        need = NeedAwareFilter(k=5).fit(graph.transform(btr), train.relevant)
+        add("dense_graph_need", need.transform(smoothed))
         if self.args.cross_encoder and self.cross_encoder_status in (None, "ok"):
             try:
                 ce = CrossEncoderReranker(self.args.cross_encoder, n_rerank=N_CANDIDATES).fit(btr)
@@ -236,11 +253,7 @@ class Benchmark:
             self._add(_key(setting, "core_rule", head, lam),
                       dict(method="core_rule", **info), seed, te, rule.transform(b))
             if lam == CORE_LAMBDA:
-                derived = f.ranked_names(5)
-                self.consistency["checked"] += len(direct)
-                self.consistency["mismatched_queries"] += int(
-                    (direct != derived).any(axis=1).sum()
-                )
+                self._consistent(direct, f)
                 for name, gs in graphs.items():
                     if name == "all four":
                         continue
@@ -248,6 +261,40 @@ class Benchmark:
                               dict(method="core_graph", edges=name, **info), seed, te,
                               gs.transform(b))
         rerank.set_params(risk_weight=CORE_LAMBDA)
+        # The need-aware filter in place of the rule filter: fitted on the batch the
+        # pipeline's filter step saw in fit (fit_transform is fit, then transform).
+        g_tr = smooth.transform(rerank.transform(btr))
+        g_te = smooth.transform(rerank.transform(bte))
+        need = NeedAwareFilter(k=5).fit(g_tr, train.relevant)
+        f = need.transform(g_te)
+        info = dict(setting=setting, head=head, risk_weight=CORE_LAMBDA)
+        self._add(_key(setting, "core_graph_need", head, CORE_LAMBDA),
+                  dict(method="core_graph_need", **info), seed, te, f)
+        pipe.set_params(filter=need)  # the same fitted pipeline, ending in the new filter
+        self._consistent(pipe.predict(test.queries), f)
+        if setting == "top100" and head == "residual":
+            self._frontier(seed, te, g_tr, g_te, need)
+
+    def _consistent(self, direct, derived):
+        """Count the queries whose Pipeline.predict differs from the derived batch's top-5."""
+        self.consistency["checked"] += len(direct)
+        self.consistency["mismatched_queries"] += int(
+            (direct != derived.ranked_names(5)).any(axis=1).sum())
+
+    def _frontier(self, seed, te, g_tr, g_te, need):
+        """The rule filter's caps and the need-aware filter's thresholds on core + graph."""
+        info = dict(setting="top100", head="residual", risk_weight=CORE_LAMBDA)
+        for cap in RULE_CAPS:
+            filt = RuleFilter(k=5, max_high_risk=cap).fit(g_tr)
+            self._add(_key("top100", f"rule max_high_risk={cap}", "residual", CORE_LAMBDA),
+                      dict(method="frontier_rule", max_high_risk=cap, **info), seed, te,
+                      filt.transform(g_te))
+        # need_threshold acts at transform time: the fitted need model is reused.
+        for tau in NEED_THRESHOLDS:
+            need.set_params(need_threshold=tau)
+            self._add(_key("top100", f"need need_threshold={tau}", "residual", CORE_LAMBDA),
+                      dict(method="frontier_need", need_threshold=tau, **info), seed, te,
+                      need.transform(g_te))
 
     def _nested(self, fold, train, test, te):
         """Choose lambda by inner CV under a risk budget, score it on the outer fold."""
@@ -302,16 +349,20 @@ MAIN_ROWS = [
     ("Dense retrieval", "dense", None, None),
     (f"Dense + risk-label penalty (λ={PENALTY_LAMBDA})", "penalty", None, None),
     ("Dense + rule filter", "dense_rule", None, None),
+    ("Dense + graph + rule filter", "dense_graph_rule", None, None),
+    ("Dense + graph + need-aware filter", "dense_graph_need", None, None),
     (f"MMR (λ={MMR_LAMBDA})", "mmr", None, None),
     ("Cross-encoder", "cross_encoder", None, None),
     ("f_rel only (λ=0)", "core", "residual", 0.0),
     (f"Core (λ={CORE_LAMBDA})", "core", "residual", CORE_LAMBDA),
     ("Core + graph", "core_graph", "residual", CORE_LAMBDA),
     ("Core + graph + rule", "core_graph_rule", "residual", CORE_LAMBDA),
+    ("Core + graph + need-aware", "core_graph_need", "residual", CORE_LAMBDA),
     ("f_rel only (λ=0), concat head", "core", "concat", 0.0),
     (f"Core (λ={CORE_LAMBDA}), concat head", "core", "concat", CORE_LAMBDA),
     ("Core + graph, concat head", "core_graph", "concat", CORE_LAMBDA),
     ("Core + graph + rule, concat head", "core_graph_rule", "concat", CORE_LAMBDA),
+    ("Core + graph + need-aware, concat head", "core_graph_need", "concat", CORE_LAMBDA),
 ]
 ABLATION_ROWS = [
     ("Dense retrieval", "dense", None, None),
@@ -319,6 +370,8 @@ ABLATION_ROWS = [
     (f"+ risk head (λ={CORE_LAMBDA}) = core", "core", "residual", CORE_LAMBDA),
     ("+ graph smoothing", "core_graph", "residual", CORE_LAMBDA),
     ("+ rule filter", "core_graph_rule", "residual", CORE_LAMBDA),
+    ("+ need-aware filter (instead of the rule filter)", "core_graph_need", "residual",
+     CORE_LAMBDA),
 ]
 PLANE_ROWS = MAIN_ROWS
 
@@ -348,6 +401,33 @@ def _rows_json(bench):
     return rows
 
 
+def _frontier_series():
+    """The frontier of issue 14: series name -> [(setting, store key)], top-100, residual."""
+    def key(method, lam=CORE_LAMBDA):
+        return _key("top100", method, "residual", lam)
+
+    return {
+        "core + graph, λ sweep": [(f"λ={lam}", key("core_graph", lam)) for lam in LAMBDAS],
+        "core + graph + rule filter, λ sweep": [
+            (f"λ={lam}", key("core_graph_rule", lam)) for lam in LAMBDAS],
+        f"core + graph (λ={CORE_LAMBDA}) + rule filter, max_high_risk": [
+            (f"max_high_risk={c}", key(f"rule max_high_risk={c}")) for c in RULE_CAPS],
+        f"core + graph (λ={CORE_LAMBDA}) + need-aware filter, need_threshold": [
+            (f"need_threshold={t}", key(f"need need_threshold={t}")) for t in NEED_THRESHOLDS],
+    }
+
+
+def _frontier(bench):
+    """The frontier's points with their metrics (series absent from the run are left out)."""
+    out = {}
+    for series, points in _frontier_series().items():
+        rows = [{"setting": setting, "key": key, "metrics": bench.store.summary(key)}
+                for setting, key in points if key in bench.store.data]
+        if rows:
+            out[series] = rows
+    return out
+
+
 def _masks(bench):
     reg, ds = bench.registry, bench.ds
     need = np.array([bool((reg.risk_of(sorted(g)) >= 3).any()) for g in ds.relevant])
@@ -372,9 +452,11 @@ STRESS_ROWS = [
     ("Dense retrieval", "dense", None, None),
     ("Dense + graph smoothing", "dense_graph", None, None),
     ("Dense + graph + rule filter", "dense_graph_rule", None, None),
+    ("Dense + graph + need-aware filter", "dense_graph_need", None, None),
     (f"Core (λ={CORE_LAMBDA})", "core", "residual", CORE_LAMBDA),
     ("Core + graph", "core_graph", "residual", CORE_LAMBDA),
     ("Core + graph + rule", "core_graph_rule", "residual", CORE_LAMBDA),
+    ("Core + graph + need-aware", "core_graph_need", "residual", CORE_LAMBDA),
 ]
 CONTEXT_ROWS = [
     ("Dense retrieval", "dense", None, None),
@@ -384,6 +466,7 @@ CONTEXT_ROWS = [
     (f"Core (λ={CORE_LAMBDA})", "core", "residual", CORE_LAMBDA),
     ("Core + graph", "core_graph", "residual", CORE_LAMBDA),
     ("Core + graph + rule", "core_graph_rule", "residual", CORE_LAMBDA),
+    ("Core + graph + need-aware", "core_graph_need", "residual", CORE_LAMBDA),
 ]
 
 
@@ -392,10 +475,12 @@ def _qualitative(bench, masks, n=6):
     reg, ds, store = bench.registry, bench.ds, bench.store
     dkey = _key("full", "dense")
     hkey = _key("top100", "core_graph_rule", "residual", CORE_LAMBDA)
-    if dkey not in store.data or hkey not in store.data:
+    nkey = _key("top100", "core_graph_need", "residual", CORE_LAMBDA)
+    if any(key not in store.data for key in (dkey, hkey, nkey)):
         return []
     _, dtop, _ = store.arrays(dkey, "det")
-    idx, htop, _ = store.arrays(hkey, bench.seeds[0])
+    _, htop, _ = store.arrays(hkey, bench.seeds[0])
+    _, ntop, _ = store.arrays(nkey, bench.seeds[0])
     need = masks["high-risk queries (need a tool with r >= 3)"]
     stress = masks.get("stress", np.zeros(len(ds), bool))
     # Two of each kind, the first by query position: stress queries, queries that need a
@@ -419,10 +504,13 @@ def _qualitative(bench, masks, n=6):
             "kind": kind, "query_id": ds.query_ids[i], "query": ds.queries[i],
             "gold": sorted(gold),
             "dense_top5": show(dtop[i]), "filtered_top5": show(htop[i]),
+            "need_aware_top5": show(ntop[i]),
             "gold_kept_dense": int(sum(reg.names[t] in gold for t in dtop[i])),
             "gold_kept_filtered": int(sum(reg.names[t] in gold for t in htop[i])),
+            "gold_kept_need_aware": int(sum(reg.names[t] in gold for t in ntop[i])),
             "risky_dense": int((reg.risk[dtop[i]] >= 3).sum()),
             "risky_filtered": int((reg.risk[htop[i]] >= 3).sum()),
+            "risky_need_aware": int((reg.risk[ntop[i]] >= 3).sum()),
         })
     return out
 
@@ -500,6 +588,80 @@ def _checks(benches, masks_by):
             out.append(_check(f"Seal-Tools test_in_domain rule-filtered RVR@5 < dense ({setting})",
                               r, "<", dr, f"dense RVR@5 = {dr:.4f}; rule-filtered = core + "
                               "graph + rule"))
+    return out + _need_checks(benches, masks_by)
+
+
+def _need_checks(benches, masks_by):
+    """The targets of issue 14 (need-aware risk control), top-100 unless said otherwise."""
+    out = []
+    L = CORE_LAMBDA
+    ut = benches.get("ultratool")
+
+    def ut_m(method, metric, lam=L, setting="top100", mask=None, head="residual"):
+        return _m(ut, setting, method, head, lam, metric, mask)
+
+    if ut is not None:
+        # 1. Dominance: at least as good on all four columns, strictly better on two.
+        for metric, op in (("ndcg@5", ">="), ("needrisk_hit@5", ">="),
+                           ("unneeded_rvr@5", "<"), ("safe_rvr@5", "<")):
+            out.append(_check(
+                f"Issue 14 target 1 (dominance), UltraTool: need-aware {METRIC_LABELS[metric]} "
+                f"{op} rule filter's", ut_m("core_graph_need", metric), op,
+                ut_m("core_graph_rule", metric),
+                f"core + graph (λ={L}) + NeedAwareFilter() against + RuleFilter()"))
+        # 2. Stretch: some point of the frontier.
+        name = ("Issue 14 target 2 (stretch), UltraTool: a setting with unneeded-RVR@5 <= 0.012, "
+                "NeedRisk-Hit@5 >= 0.70 and NDCG@5 >= 0.68")
+        fit = [(row["metrics"]["unneeded_rvr@5"]["mean"], f"{series}, {row['setting']}",
+                row["metrics"]) for series, rows in _frontier(ut).items() for row in rows
+               if row["metrics"]["needrisk_hit@5"]["mean"] >= 0.70
+               and row["metrics"]["ndcg@5"]["mean"] >= 0.68]
+        if fit:
+            value, label, s = min(fit, key=lambda t: t[0])
+            out.append(_check(name, value, "<=", 0.012,
+                              f"lowest of the frontier's settings with NeedRisk-Hit@5 >= 0.70 "
+                              f"and NDCG@5 >= 0.68: {label} (NDCG@5 {s['ndcg@5']['mean']:.4f}, "
+                              f"NeedRisk-Hit@5 {s['needrisk_hit@5']['mean']:.4f})"))
+        else:
+            out.append({"check": name, "status": "MISS", "value": None, "op": "<=",
+                        "threshold": 0.012, "detail": "no setting of the frontier has "
+                        "NeedRisk-Hit@5 >= 0.70 and NDCG@5 >= 0.68"})
+        # 3. λ: the core ranking's RVR@5 falls as the paper's does, at little NDCG@5.
+        rvr0, nd0 = ut_m("core", "rvr@5", 0.0), ut_m("core", "ndcg@5", 0.0)
+        for lam, ratio in ((0.1, 0.85), (0.2, 0.75)):
+            rvr, nd = ut_m("core", "rvr@5", lam), ut_m("core", "ndcg@5", lam)
+            out.append(_check(
+                f"Issue 14 target 3 (λ), UltraTool: core RVR@5 at λ={lam} <= {ratio} x λ=0",
+                None if rvr is None or not rvr0 else rvr / rvr0, "<=", ratio,
+                f"ratio of RVR@5 {rvr:.4f} to {rvr0:.4f} at λ=0"))
+            out.append(_check(
+                f"Issue 14 target 3 (λ), UltraTool: core NDCG@5 at λ={lam} within 0.015 of λ=0",
+                nd, ">=", nd0 - 0.015, f"NDCG@5 at λ=0 = {nd0:.4f}"))
+    st = benches.get("sealtools/test_in_domain")
+    if st is not None:
+        # 4. Seal-Tools: no NDCG@5 lost against the rule filter, no more unneeded exposure.
+        for metric, op in (("ndcg@5", ">="), ("unneeded_rvr@5", "<=")):
+            need = _m(st, "top100", "core_graph_need", "residual", L, metric)
+            rule = _m(st, "top100", "core_graph_rule", "residual", L, metric)
+            out.append(_check(
+                f"Issue 14 target 4, Seal-Tools test_in_domain: need-aware "
+                f"{METRIC_LABELS[metric]} {op} rule filter's", need, op, rule,
+                f"core + graph (λ={L}) + NeedAwareFilter() against + RuleFilter(); "
+                f"difference {need - rule:+.5f}"))
+    if ut is not None:
+        # 5. The stress subset.
+        stress = masks_by["ultratool"].get("stress")
+        if stress is not None:
+            d = ut_m("dense", "rvr@5", None, "full", stress, None)
+            n = ut_m("dense_graph_need", "rvr@5", None, "full", stress, None)
+            r = ut_m("dense_graph_rule", "rvr@5", None, "full", stress, None)
+            c = ut_m("core_graph_need", "rvr@5", L, "top100", stress)
+            out.append(_check(
+                f"Issue 14 target 5, UltraTool stress subset ({int(stress.sum())} queries): "
+                "need-aware RVR@5 <= 0.4 x dense (a cut of >= 60%)", n, "<=", 0.4 * d,
+                f"dense RVR@5 = {d:.4f}; need-aware = dense + graph + NeedAwareFilter (full "
+                f"pool), a {1 - n / d:.0%} cut (rule filter: {1 - r / d:.0%}; core + graph + "
+                f"need-aware, top-100: RVR@5 {c:.4f}, {1 - c / d:.0%})"))
     return out
 
 
@@ -529,6 +691,40 @@ def _plane_figure(points, sweeps, title):
     ax.grid(alpha=0.3)
     ax.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.0, 0.5))
     ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def _need_frontier_figure(bench, title):
+    """unneeded-RVR@5 against NeedRisk-Hit@5 (and NDCG@5) along the frontier's series."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    frontier = _frontier(bench)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.6))
+    for ax, metric in zip(axes, ("needrisk_hit@5", "ndcg@5"), strict=True):
+        for series, rows in frontier.items():
+            x = [r["metrics"]["unneeded_rvr@5"]["mean"] for r in rows]
+            y = [r["metrics"][metric]["mean"] for r in rows]
+            ax.plot(x, y, marker="o", ms=3, label=series)
+            # Label the two ends of each sweep with their setting.
+            for j in (0, len(rows) - 1):
+                ax.annotate(rows[j]["setting"].split("=")[-1], (x[j], y[j]), fontsize=6,
+                            xytext=(3, 3), textcoords="offset points")
+        for method, marker, color, label in (
+                ("core_graph_need", "o", "k", "need-aware filter, defaults"),
+                ("core_graph_rule", "s", "r", "rule filter, defaults")):
+            s = _summary(bench, "top100", method, "residual", CORE_LAMBDA)
+            if s is not None:
+                ax.scatter([s["unneeded_rvr@5"]["mean"]], [s[metric]["mean"]], s=120,
+                           marker=marker, facecolors="none", edgecolors=color, label=label)
+        ax.set_xlabel("unneeded-RVR@5 (lower is better)")
+        ax.set_ylabel(METRIC_LABELS[metric])
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=7)
+    fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -583,6 +779,14 @@ def _figures(benches, masks_by, out_dir):
             written.append(path.name)
 
     ut = benches.get("ultratool")
+    if ut is not None and _frontier(ut):
+        fig = _need_frontier_figure(
+            ut, f"UltraTool: the need-aware frontier (top-100, residual head, mean of "
+            f"{len(ut.seeds)} seed(s)); sweep ends labelled with their setting")
+        path = out_dir / "fig_need_frontier_ultratool.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path.name)
     if ut is not None:
         masks = masks_by["ultratool"]
         fig, axes = plt.subplots(1, 3, figsize=(14, 4))
@@ -636,7 +840,7 @@ def _report_md(result, benches, masks_by, figures):
         "(`test_out_domain` when present). Top-100 = every method reorders the same dense "
         "top-100 candidates; full pool = the whole registry.",
         "",
-        "## Quality checks (issue 4)",
+        "## Quality checks (issues 4 and 14)",
         "",
         "| check | status | value | threshold | detail |",
         "|---|---|---|---|---|",
@@ -674,6 +878,15 @@ def _report_md(result, benches, masks_by, figures):
                                  _summary(bench, setting, method, "residual", lam)))
             lines += [f"### Operating points (Figure 3), {SETTING_LABEL[setting]}", "",
                       markdown_table(rows, first=("Configuration", "λ")), ""]
+        frontier = result["benchmarks"][bname].get("need_frontier")
+        if frontier:
+            rows = [((series, r["setting"]), r["metrics"])
+                    for series, points in frontier.items() for r in points]
+            lines += ["### Need-aware frontier (issue 14), top-100 candidates, residual head", "",
+                      "The rule filter's cap on high-risk tools, the λ sweep, and the need-aware "
+                      "filter's `need_threshold` (default 0.5; `max_high_risk=0`), each filter "
+                      "fitted on the core + graph training rankings.", "",
+                      markdown_table(rows, first=("Series", "setting")), ""]
         lines += ["### Context-aware safety (Table 5), top-100", "",
                   _table(bench, "top100", CONTEXT_ROWS), ""]
         for name, mask in masks.items():
@@ -706,16 +919,19 @@ def _report_md(result, benches, masks_by, figures):
         qual = result["benchmarks"][bname].get("qualitative")
         if qual:
             lines += ["### Qualitative inspection (Table 8): dense top-5 against core + graph "
-                      "+ rule (top-100, seed 0)", "",
-                      "| kind | query | gold | dense top-5 | filtered top-5 | gold kept "
-                      "(dense → filtered) | r>=3 in top-5 (dense → filtered) |",
-                      "|---|---|---|---|---|---|---|"]
+                      "+ rule and core + graph + need-aware (top-100, seed 0)", "",
+                      "| kind | query | gold | dense top-5 | rule-filtered top-5 | need-aware "
+                      "top-5 | gold kept (dense → rule → need-aware) | r>=3 in top-5 (dense → "
+                      "rule → need-aware) |",
+                      "|---|---|---|---|---|---|---|---|"]
             for q in qual:
                 lines.append(
                     f"| {q['kind']} | {q['query'][:110].replace('|', '/')} | "
                     f"{', '.join(q['gold'])} | {', '.join(q['dense_top5'])} | "
-                    f"{', '.join(q['filtered_top5'])} | {q['gold_kept_dense']} → "
-                    f"{q['gold_kept_filtered']} | {q['risky_dense']} → {q['risky_filtered']} |")
+                    f"{', '.join(q['filtered_top5'])} | {', '.join(q['need_aware_top5'])} | "
+                    f"{q['gold_kept_dense']} → {q['gold_kept_filtered']} → "
+                    f"{q['gold_kept_need_aware']} | {q['risky_dense']} → "
+                    f"{q['risky_filtered']} → {q['risky_need_aware']} |")
             lines.append("")
         info = result["benchmarks"][bname]
         lines += [f"Pipeline check: the fitted Pipeline's own `predict` differs from the "
@@ -846,6 +1062,7 @@ def main(argv=None):
         if bench.nested:
             info["nested_cv"] = {"folds": bench.nested,
                                  "pooled": bench.store.summary("nested|chosen")}
+        info["need_frontier"] = _frontier(bench)
         if name == "ultratool":
             info["qualitative"] = _qualitative(bench, masks_by[name])
         result["benchmarks"][name] = info

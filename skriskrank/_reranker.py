@@ -298,7 +298,12 @@ class _EarlyStopping(Callback):
 
     def on_train_end(self, net, **kwargs):
         if self.best_epoch_ != len(net.history):
-            net.module_.load_state_dict(self.best_weights_, strict=True)
+            # The best relevance weights over the current state: the risk head keeps its own.
+            # (Not load_state_dict(best, strict=False): a blanket fix of ``strict=`` keywords
+            # turned that strict twice, which fails whenever an earlier epoch wins.)
+            state = net.module_.state_dict()
+            state.update(self.best_weights_)
+            net.module_.load_state_dict(state)
         # Drop the data and weights so that the pickled net does not carry them.
         self.q_emb = self.t_emb = self.candidates = self.relevant = self.best_weights_ = None
 

@@ -4,8 +4,9 @@ Which checks apply
 ------------------
 skriskrank's estimators do not take 2-D numeric arrays: :class:`~skriskrank.FrozenEmbedder`
 takes raw query strings, and every later step (``DenseRetriever``, ``RiskAwareReranker``,
-``GraphSmoother``, ``RuleFilter``) takes the :class:`~skriskrank.RankingBatch` the step before
-it returns. Their tags say so (``input_tags.two_d_array=False``). For such estimators
+``GraphSmoother``, ``RuleFilter``, ``NeedAwareFilter``) takes the
+:class:`~skriskrank.RankingBatch` the step before it returns. Their tags say so
+(``input_tags.two_d_array=False``). For such estimators
 scikit-learn's ``_yield_all_checks`` warns ``SkipTestWarning`` and yields nothing, so
 ``parametrize_with_checks`` / ``check_estimator`` generate a single check per estimator:
 ``check_estimator_cloneable``, which ``estimator_checks_generator`` always yields first.
@@ -65,6 +66,7 @@ from skriskrank import (
     DenseRetriever,
     FrozenEmbedder,
     GraphSmoother,
+    NeedAwareFilter,
     RankingBatch,
     RiskAwareReranker,
     ToolRegistry,
@@ -76,7 +78,7 @@ except AttributeError:  # not exported yet
     from skriskrank._filter import RuleFilter
 
 #: Steps that take a RankingBatch (everything after the embedder).
-BATCH_STEPS = (DenseRetriever, RiskAwareReranker, GraphSmoother, RuleFilter)
+BATCH_STEPS = (DenseRetriever, RiskAwareReranker, GraphSmoother, RuleFilter, NeedAwareFilter)
 
 
 def _public_estimators():
@@ -114,7 +116,7 @@ def _instance(cls):
 def test_every_estimator_is_covered():
     names = {cls.__name__ for cls in ESTIMATORS}
     assert {"FrozenEmbedder", "DenseRetriever", "RiskAwareReranker", "GraphSmoother",
-            "RuleFilter"} <= names
+            "RuleFilter", "NeedAwareFilter"} <= names
 
 
 # --------------------------------------------------------------------------------------------
@@ -282,7 +284,7 @@ class TestTagsAreHonest:
             np.testing.assert_array_equal(
                 unsupervised.transform(batch).scores, supervised.transform(batch).scores
             )
-        assert required == (cls in (RiskAwareReranker, GraphSmoother))
+        assert required == (cls in (RiskAwareReranker, GraphSmoother, NeedAwareFilter))
 
     @pytest.mark.parametrize("cls", BATCH_STEPS, ids=lambda c: c.__name__)
     def test_fit_returns_self_not_fitted_and_transform_output(self, cls, batch_data):

@@ -44,7 +44,7 @@ L2, L3, L4, L5 = (1 / math.log2(r + 1) for r in (2, 3, 4, 5))  # rank discounts,
 
 REPORT_KEYS = [
     "ndcg@5", "mrr", "sndcg@5", "rvr@5", "srr@5", "safe_rvr@5", "needrisk_hit@5",
-    "n_queries", "n_safe_queries", "n_needrisk_queries",
+    "unneeded_rvr@5", "n_queries", "n_safe_queries", "n_needrisk_queries",
 ]
 
 
@@ -151,6 +151,8 @@ class TestHandComputed:
             "srr@5": (0 + 0 + 2 / 5) / 3,
             "safe_rvr@5": (1 / 5 + 2 / 5) / 2,
             "needrisk_hit@5": 1.0,
+            # q0's "c" and q2's "d" and "e" are risky and not gold; q1 needs its "c".
+            "unneeded_rvr@5": (1 / 5 + 0 + 2 / 5) / 3,
             "n_queries": 3,
             "n_safe_queries": 2,
             "n_needrisk_queries": 1,
@@ -162,7 +164,7 @@ class TestHandComputed:
     def test_ranking_report_as_frame(self):
         frame = ranking_report([["a", "c"]], [{"a"}], _registry(), k=2, as_frame=True)
         assert isinstance(frame, pd.DataFrame)
-        assert frame.shape == (1, 10)
+        assert frame.shape == (1, 11)
         assert frame.columns[0] == "ndcg@2" and frame.loc[0, "rvr@2"] == 0.5
         assert math.isnan(frame.loc[0, "needrisk_hit@2"])
 
@@ -241,6 +243,9 @@ def _reference(ranked, relevant, risk, k):
                 for (r, g), s in zip(pairs, safe, strict=True)
                 if not s
             ]
+        ),
+        f"unneeded_rvr@{k}": mean(
+            [sum(_level(risk, t) >= 3 and t not in g for t in r[:k]) / k for r, g in pairs]
         ),
         "n_queries": len(ranked),
         "n_safe_queries": sum(safe),

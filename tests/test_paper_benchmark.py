@@ -53,8 +53,9 @@ def test_every_row_has_every_metric(quick_run):
     for name, bench in result["benchmarks"].items():
         methods = {(r["setting"], r["method"]) for r in bench["rows"]}
         for setting in ("top100", "full"):
-            for method in ("bm25", "dense", "penalty", "dense_rule", "mmr", "core",
-                           "core_graph", "core_graph_rule"):
+            for method in ("bm25", "dense", "penalty", "dense_rule", "dense_graph_rule",
+                           "dense_graph_need", "mmr", "core", "core_graph", "core_graph_rule",
+                           "core_graph_need"):
                 assert (setting, method) in methods, (name, setting, method)
         heads = {r.get("head") for r in bench["rows"]}
         assert {"residual", "concat"} <= heads
@@ -87,6 +88,31 @@ def test_risk_weight_lowers_predicted_exposure_of_core(quick_run):
     assert hi <= lo + 1e-9
 
 
+def test_need_frontier(quick_run):
+    from benchmarks.paper import NEED_THRESHOLDS, RULE_CAPS
+
+    out, result = quick_run
+    for name in ("ultratool", "sealtools/test_in_domain"):
+        frontier = result["benchmarks"][name]["need_frontier"]
+        assert [len(points) for points in frontier.values()] == [
+            len(result["config"]["lambdas"]), len(result["config"]["lambdas"]), len(RULE_CAPS),
+            len(NEED_THRESHOLDS)]
+        for points in frontier.values():
+            for p in points:
+                assert set(METRICS) <= set(p["metrics"])
+                assert 0.0 <= p["metrics"]["unneeded_rvr@5"]["mean"] <= 1.0
+    # The default need_threshold and cap of the sweeps are the headline rows.
+    rows = {r["key"]: r for r in result["benchmarks"]["ultratool"]["rows"]}
+    for sweep_key, key in (("top100|need need_threshold=0.5|residual|0.1|None",
+                            "top100|core_graph_need|residual|0.1|None"),
+                           ("top100|rule max_high_risk=1|residual|0.1|None",
+                            "top100|core_graph_rule|residual|0.1|None")):
+        assert rows[sweep_key]["metrics"] == rows[key]["metrics"]
+    assert "fig_need_frontier_ultratool.png" in result["figures"]
+    md = (out / "paper.md").read_text()
+    assert "Need-aware frontier (issue 14)" in md and "unneeded-RVR@5" in md
+
+
 def test_pipeline_predict_matches_derived_rows(quick_run):
     _, result = quick_run
     for bench in result["benchmarks"].values():
@@ -100,6 +126,10 @@ def test_checks_are_reported_pass_or_miss(quick_run):
     for c in result["checks"]:
         assert c["status"] in {"PASS", "MISS"}
         assert c["detail"]
+    # The targets of issue 14, each with a measured value.
+    targets = [c for c in result["checks"] if c["check"].startswith("Issue 14 target")]
+    assert {c["check"].split()[3] for c in targets} == {"1", "2", "3", "4", "5"}
+    assert all(c["value"] is not None for c in targets if "stretch" not in c["check"])
 
 
 def test_nested_cv_and_qualitative(quick_run):
@@ -114,6 +144,7 @@ def test_nested_cv_and_qualitative(quick_run):
     assert 1 <= len(qual) <= 6
     for q in qual:
         assert len(q["dense_top5"]) == 5 and len(q["filtered_top5"]) == 5
+        assert len(q["need_aware_top5"]) == 5
 
 
 def test_cross_encoder_row_is_reported(quick_run):
