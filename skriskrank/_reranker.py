@@ -298,7 +298,7 @@ class _EarlyStopping(Callback):
 
     def on_train_end(self, net, **kwargs):
         if self.best_epoch_ != len(net.history):
-            net.module_.load_state_dict(self.best_weights_, strict=True)
+            net.module_.load_state_dict(self.best_weights_, strict=False)
         # Drop the data and weights so that the pickled net does not carry them.
         self.q_emb = self.t_emb = self.candidates = self.relevant = self.best_weights_ = None
 
