@@ -137,6 +137,7 @@ class _EmbeddingStore:
         self.shared: dict[tuple, np.ndarray] = {}
         self.dir = None
         self._disk: dict[bytes, np.ndarray] = {}
+        self._shards: set[str] = set()  # names of the shards read (or written) so far
         # encode() appends to the buffer and index, which a concurrent reader (an online
         # server's threads) must never see half-grown; a second thread missing the same texts
         # waits and finds them encoded. Reentrant: _tool_embeddings encodes while holding it.
@@ -145,12 +146,22 @@ class _EmbeddingStore:
             digest = hashlib.sha1(model_id.encode()).hexdigest()[:16]
             self.dir = Path(directory).expanduser() / digest
             self.dir.mkdir(parents=True, exist_ok=True)
-            for shard in sorted(self.dir.glob("shard-*.npz")):
-                with np.load(shard) as z:
-                    for h, row in zip(z["hashes"], z["embeddings"], strict=True):
-                        # numpy's "S" dtype drops trailing NUL bytes on read, so a digest
-                        # ending in b"\0" (1 text in 256) would otherwise never match.
-                        self._disk[bytes(h).ljust(_DIGEST, b"\0")] = row
+            self._read_new_shards()
+
+    def _read_new_shards(self):
+        # Called again on every miss, not only when the store is made: a long-lived process
+        # (a Dask worker, a server) then finds what other processes wrote since, instead of
+        # encoding it again with results that differ in the last bits (an encoder's output
+        # depends on the batch it ran in).
+        for name in sorted(set(os.listdir(self.dir)) - self._shards):
+            if not (name.startswith("shard-") and name.endswith(".npz")):
+                continue
+            self._shards.add(name)
+            with np.load(self.dir / name) as z:
+                for h, row in zip(z["hashes"], z["embeddings"], strict=True):
+                    # numpy's "S" dtype drops trailing NUL bytes on read, so a digest
+                    # ending in b"\0" (1 text in 256) would otherwise never match.
+                    self._disk[bytes(h).ljust(_DIGEST, b"\0")] = row
 
     @staticmethod
     def _hash(texts):
@@ -172,7 +183,8 @@ class _EmbeddingStore:
         """Rows for ``texts``, calling ``encode_fn`` on those neither in memory nor on disk."""
         with self.lock:
             missing = list(dict.fromkeys(t for t in texts if t not in self.index))
-            if missing and self._disk:
+            if missing and self.dir is not None:
+                self._read_new_shards()
                 hits = [self._disk.get(h) for h in self._hash(missing)]
                 found = [i for i, e in enumerate(hits) if e is not None]
                 if found:
@@ -188,7 +200,9 @@ class _EmbeddingStore:
                     tmp = self.dir / f".tmp-{uuid.uuid4().hex}.npz"
                     hashes = np.array(self._hash(missing), dtype=f"S{_DIGEST}")
                     np.savez(tmp, hashes=hashes, embeddings=emb)
-                    os.replace(tmp, self.dir / f"shard-{uuid.uuid4().hex}.npz")
+                    name = f"shard-{uuid.uuid4().hex}.npz"
+                    os.replace(tmp, self.dir / name)
+                    self._shards.add(name)
             return self.buf[np.fromiter((self.index[t] for t in texts), np.int64, len(texts))]
 
 
@@ -228,8 +242,10 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
     cache : bool or str, default=True
         ``True`` caches embeddings in memory, in the process, per model and text (what makes
         the refits of a ``GridSearchCV`` cheap); a directory path caches them on disk as
-        well; ``False`` caches nothing: every ``transform`` encodes its queries again (the
-        tool embeddings are computed once, in ``fit``).
+        well, shared by every process that names it (joblib or Dask workers on one file
+        system read what another process wrote, even after they started, instead of
+        encoding it again); ``False`` caches nothing: every ``transform`` encodes its
+        queries again (the tool embeddings are computed once, in ``fit``).
     device : str, default="cpu"
         Torch device for the encoder, e.g. ``"cpu"`` or ``"cuda:0"``.
     show_progress_bar : bool or None, default=None

@@ -113,6 +113,24 @@ def test_bench_gridsearch_quick(tmp_path, data_dir):
     assert ms["texts_encoded"] == 0
 
 
+@pytest.mark.slow
+def test_bench_dask_quick(tmp_path):
+    pytest.importorskip("distributed")  # a guard: the test extra installs it
+    from benchmarks import bench_dask
+
+    # The demo data, a 2 x 2 grid over 2 folds; the cache=True cluster run (which loads the
+    # encoder in both workers) is left to the full benchmark.
+    res = bench_dask.main(["--quick", "--out", str(tmp_path), "--skip-default-cache"])
+    data = _outputs(tmp_path, "bench_dask")
+    main = res["main"]
+    assert main["n_fits"] == 8 and data["main"]["ratio"] > 0
+    assert main["cv_results_equal"]["identical"]
+    assert len(main["workers"]) == 2
+    for worker in main["workers"]:
+        assert worker["texts_encoded"] == 0 and not worker["encoder_loaded"]
+    assert main["texts_encoded_by_this_process_during_searches"] == 0
+
+
 def test_thread_probe_is_a_pass_through(tmp_path):
     from benchmarks.bench_gridsearch import ThreadProbe
 

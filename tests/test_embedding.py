@@ -368,6 +368,27 @@ def test_disk_cache_finds_texts_whose_digest_ends_in_a_nul_byte(tiny_model, tmp_
     np.testing.assert_array_equal(second.query_embeddings, first.query_embeddings)
 
 
+def test_disk_cache_reads_shards_written_after_the_store_was_made(tiny_model, tmp_path,
+                                                                 encoded_texts):
+    # A long-lived process (a Dask worker) made its store before another process (the
+    # client warming the cache) wrote new texts: it reads them instead of encoding them
+    # again, and so gets the very same numbers (a re-encode in another batch may differ in
+    # the last bits).
+    reg = make_registry()
+    cache = tmp_path / "emb-cache"
+    worker = FrozenEmbedder(reg, model=tiny_model, cache=str(cache)).fit(QUERIES)
+    worker.transform(QUERIES)
+    new = fresh_texts()
+    other = embedding_module._EmbeddingStore(worker.model_id_, str(cache.resolve()))
+    written = other.encode(new, worker._encode_fn(
+        embedding_module._load_model(worker.model_id_, "cpu", tiny_model)))
+    encoded_texts.clear()
+    n = worker.n_encoded()
+    got = worker.transform(new[::-1]).query_embeddings
+    assert encoded_texts == [] and worker.n_encoded() == n
+    np.testing.assert_array_equal(got, written[::-1])
+
+
 def test_n_encoded_is_per_store(tiny_model, tmp_path):
     # Two disk caches are two stores: one's encodes do not count for the other.
     reg = make_registry()
