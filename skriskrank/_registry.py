@@ -32,7 +32,7 @@ PERMISSION_CATEGORIES = (
     "code_execution",
 )
 
-#: Stored in :attr:`ToolRegistry.risk` for a tool without a label. It compares above every
+#: Stored in ``ToolRegistry.risk`` for a tool without a label. It compares above every
 #: real level (1..5), so any ``risk >= level`` test counts an unlabelled tool as risky instead
 #: of silently treating it as safe.
 UNKNOWN_RISK = 99
