@@ -299,7 +299,9 @@ class _EarlyStopping(Callback):
 
     def on_train_end(self, net, **kwargs):
         if self.best_epoch_ != len(net.history):
-            net.module_.load_state_dict(self.best_weights_, strict=True)
+            # Not strict: best_weights_ holds the relevance head only, the risk head keeps its
+            # last state (a strict load raises on its missing keys).
+            net.module_.load_state_dict(self.best_weights_, strict=False)
         # Drop the data and weights so that the pickled net does not carry them.
         self.q_emb = self.t_emb = self.candidates = self.relevant = self.best_weights_ = None
 
