@@ -1,4 +1,10 @@
-"""Fit the paper's pipeline on UltraTool, choose lambda by cross-validation, save the result.
+"""
+UltraTool: choose lambda by cross-validation and save the pipeline
+==================================================================
+
+Fit the paper's pipeline on the UltraTool benchmark, choose ``risk_weight`` (lambda) by
+cross-validation under a risk budget, and save the result. It needs the UltraTool files
+(with the paper's risk labels), so the documentation shows it without running it::
 
     python examples/ultratool_grid_search.py ../shared/data/ultratool
 
@@ -30,7 +36,8 @@ ds = load_ultratool(sys.argv[1] if len(sys.argv) > 1 else "../shared/data/ultrat
 pipe = Pipeline([
     ("embed", FrozenEmbedder(ds.registry)),
     ("retrieve", DenseRetriever(n_candidates=100)),
-    ("rerank", RiskAwareReranker(risk_weight=0.1, random_state=0)),
+    # memory caches the trained heads: the other values of lambda reuse each fold's fit.
+    ("rerank", RiskAwareReranker(risk_weight=0.1, random_state=0, memory="cache/")),
     ("smooth", GraphSmoother(alpha=0.2)),
     ("filter", RuleFilter(k=5)),
 ])

@@ -383,7 +383,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         Returns
         -------
         proba : ndarray of float, shape (n_tools, 5)
-            Columns in the order of :attr:`classes_` (levels 1..5).
+            Columns in the order of ``classes_`` (levels 1..5).
         """
         check_is_fitted(self)
         validate_data(self, X, skip_check_array=True, ensure_2d=False, reset=False)

@@ -379,7 +379,7 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
     relevance_floor : float or None, default=None
         ``None`` keeps the paper's fixed length: deferred tools fill the list up to ``k``.
         A probability in [0, 1] serves shorter lists instead: a candidate whose estimated
-        probability of being a gold tool (see :attr:`relevance_model_`) is below the floor
+        probability of being a gold tool (see ``relevance_model_``) is below the floor
         is left out, and nothing pads the list, so an agent is not offered tools that are
         neither wanted nor allowed. It needs ``y`` in ``fit``.
 

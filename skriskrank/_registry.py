@@ -32,7 +32,7 @@ PERMISSION_CATEGORIES = (
     "code_execution",
 )
 
-#: Stored in :attr:`ToolRegistry.risk` for a tool without a label. It compares above every
+#: Stored in ``ToolRegistry.risk`` for a tool without a label. It compares above every
 #: real level (1..5), so any ``risk >= level`` test counts an unlabelled tool as risky instead
 #: of silently treating it as safe.
 UNKNOWN_RISK = 99
@@ -396,8 +396,9 @@ class ToolRegistry:
     text_template : str or callable, default=None
         The encoder's text per tool: a format string with ``{name}``, ``{description}`` and
         ``{parameters}`` (:func:`format_parameters`), or a callable ``(name, description,
-        parameters) -> str``. ``None`` is :data:`TOOL_TEXT_TEMPLATE` for a tool without
-        parameters and :data:`PARAMETERS_TEXT_TEMPLATE` for one with parameters.
+        parameters) -> str``. ``None`` is ``"{name}: {description}"`` for a tool
+        without parameters and ``"{name}: {description} Parameters: {parameters}"`` for one
+        with parameters.
 
     Attributes
     ----------
@@ -705,10 +706,9 @@ class ToolRegistry:
     def texts(self) -> list[str]:
         """The text the encoder embeds, per tool.
 
-        ``"{name}: {description}"`` (:data:`TOOL_TEXT_TEMPLATE`) for a tool without
-        parameters, ``"{name}: {description} Parameters: {parameters}"``
-        (:data:`PARAMETERS_TEXT_TEMPLATE`) for a tool with parameters, unless the registry
-        was built with its own ``text_template``.
+        ``"{name}: {description}"`` for a tool without parameters,
+        ``"{name}: {description} Parameters: {parameters}"`` for a tool with parameters, unless
+        the registry was built with its own ``text_template``.
         """
         return list(self._texts)
 
@@ -716,7 +716,7 @@ class ToolRegistry:
     def annotations(self) -> tuple[Mapping[str, object], ...]:
         """Each tool's MCP hints with the specification's defaults made explicit.
 
-        :attr:`declared_hints` holds only what the tool's author set; a tool without hints
+        ``declared_hints`` holds only what the tool's author set; a tool without hints
         (every OpenAI or Anthropic tool, every tool of a CSV) reads as the defaults of
         :data:`HINT_DEFAULTS`, which are cautious: not read-only, destructive, open-world.
         """
@@ -727,7 +727,7 @@ class ToolRegistry:
 
     @property
     def declares_destructive(self) -> np.ndarray:
-        """True where the tool's author marks it destructive (see :attr:`declared_hints`).
+        """True where the tool's author marks it destructive (see ``declared_hints``).
 
         ``destructiveHint: true``, or ``readOnlyHint: false`` with ``destructiveHint`` left at
         its default; a tool whose author set neither hint has declared nothing.
@@ -736,7 +736,7 @@ class ToolRegistry:
 
     @property
     def risk_source(self) -> np.ndarray:
-        """Per tool ``"declared"``, ``"predicted"`` or ``"unknown"`` (see :data:`RISK_SOURCES`)."""
+        """Per tool ``"declared"``, ``"predicted"`` or ``"unknown"``."""
         src = np.where(self.risk_predicted, "predicted", "declared").astype(object)
         src[~self.risk_known] = "unknown"
         return src
@@ -806,7 +806,7 @@ class ToolRegistry:
     def with_risk(self, levels, *, source: str = "predicted") -> ToolRegistry:
         """A copy of the registry with new risk levels, remembering where they came from.
 
-        The pipeline's metrics, risk head and rule filter read :attr:`risk` and treat a
+        The pipeline's metrics, risk head and rule filter read ``risk`` and treat a
         predicted level like a declared one; :attr:`risk_source` tells them apart.
 
         Parameters

@@ -241,8 +241,8 @@ def load_tools(
     Returns
     -------
     registry : ToolRegistry
-        Tools in source order, with their parameters (:attr:`ToolRegistry.parameters`), the
-        hints their authors declared (:attr:`ToolRegistry.declared_hints`; with the
+        Tools in source order, with their parameters (``ToolRegistry.parameters``), the
+        hints their authors declared (``ToolRegistry.declared_hints``; with the
         specification's defaults filled in, :attr:`ToolRegistry.annotations`), and
         permission categories derived from the name, description, parameters and hints:
         a tool its author marks destructive gets ``file_write``, one marked open-world and

@@ -162,7 +162,8 @@ class MMRReranker(_BaselineStep):
         Returns
         -------
         batch : RankingBatch
-            The candidates in MMR order, each keeping its score (as :class:`RuleFilter`).
+            The candidates in MMR order, each keeping its score (as
+            :class:`~skriskrank.RuleFilter`).
         """
         check_is_fitted(self)
         X = self._check_input(X, reset=False)
@@ -204,8 +205,9 @@ class BM25Reranker(_BaselineStep):
     """Score each candidate by BM25 between the query text and the tool text.
 
     A lexical baseline over ``registry.texts`` (``"{name}: {description}"``), with the
-    ``bm25s`` package (Lucene BM25, English stopwords removed). After :class:`FrozenEmbedder`
-    it ranks the whole registry; after :class:`DenseRetriever`, the dense candidates.
+    ``bm25s`` package (Lucene BM25, English stopwords removed). After
+    :class:`~skriskrank.FrozenEmbedder` it ranks the whole registry; after
+    :class:`~skriskrank.DenseRetriever`, the dense candidates.
 
     Parameters
     ----------
