@@ -78,8 +78,12 @@ nitpick_ignore = [
     ("py:func", "sklearn.base.clone"),
     ("py:class", "sklearn.model_selection.KFold"),
     ("py:func", "sklearn.metrics.make_scorer"),
-    # joblib: the thread backend of DenseRetriever(n_jobs=...).
+    # joblib: the thread backend of DenseRetriever(n_jobs=...), and the disk cache a
+    # reranker's memory= accepts (user guide, Dask page).
     ("py:func", "joblib.parallel_config"),
+    ("py:class", "joblib.Memory"),
+    # Dask: the partitioned frames of the batch-prediction example and its user guide page.
+    ("py:mod", "dask.dataframe"),
     # pandas: the tables that explain, audit, to_frame and ranking_report return.
     ("py:class", "pandas.DataFrame"),
     # skorch: the base class of the reranker's net.
@@ -90,6 +94,9 @@ nitpick_ignore = [
 
 # -- autodoc / autosummary ---------------------------------------------------------------------
 autosummary_generate = True
+# The page's table of contents lists "fit()", not "RiskAwareReranker.fit()": the class is the
+# page's title, and the qualified names overflowed the theme's narrow right-hand sidebar.
+toc_object_entries_show_parents = "hide"
 # numpydoc writes the signatures' defaults; the type hints of the code would repeat them.
 autodoc_typehints = "none"
 # Constants are documented by the comments above them; do not show long reprs.

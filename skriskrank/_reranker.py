@@ -120,6 +120,22 @@ class DualHeadModule(nn.Module):
         return torch.sigmoid(self.risk_out(torch.relu(self.risk_hidden(tools))).squeeze(-1))
 
     def forward(self, query, tools):
+        """Both heads' scores of ``tools`` for ``query``.
+
+        Parameters
+        ----------
+        query : torch.Tensor of shape (B, d)
+            The batch's query embeddings.
+        tools : torch.Tensor of shape (B, n, d)
+            The embeddings of each query's ``n`` tools.
+
+        Returns
+        -------
+        f_rel : torch.Tensor of shape (B, n)
+            Relevance in [0, 1].
+        f_risk : torch.Tensor of shape (B, n)
+            Risk in [0, 1].
+        """
         return torch.sigmoid(self.relevance_logit(query, tools)), self.risk(tools)
 
 
@@ -444,9 +460,10 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     """Rerank candidates by calibrated relevance minus ``risk_weight`` times a risk penalty.
 
     A relevance head ``f_rel`` and a risk head ``f_risk`` over frozen embeddings, trained
-    jointly by a skorch :class:`DualHeadNet`: a pairwise margin loss over (query, gold tool,
-    negative tool) triplets plus ``risk_loss_weight`` times the MSE between ``f_risk(t)`` and
-    the audited ``(r_t - 1) / 4``. The score is ``s = p_rel - risk_weight * penalty``:
+    jointly by a skorch :class:`~skriskrank._reranker.DualHeadNet`: a pairwise margin loss
+    over (query, gold tool, negative tool) triplets plus ``risk_loss_weight`` times the MSE
+    between ``f_risk(t)`` and the audited ``(r_t - 1) / 4``. The score is
+    ``s = p_rel - risk_weight * penalty``:
 
     - ``p_rel``, the probability that the tool is a gold tool of the query:
       ``sigmoid(a logit(f_rel) + b)`` (Platt scaling, fitted on the held-out validation
@@ -496,7 +513,7 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     relevance_head : {"residual", "concat"}, default="residual"
         ``"concat"`` is the paper's ``MLP([e_q; e_t])``, kept for faithful reproduction.
         ``"residual"`` learns a correction on top of the cosine score and starts from the
-        dense ranking; see :class:`DualHeadModule`.
+        dense ranking; see :class:`~skriskrank._reranker.DualHeadModule`.
     interaction_rank : int or None, default=32
         Query-tool interaction features of the residual head: ``(P_q e_q) * (P_t e_t)``
         with two learned ``interaction_rank``-dimensional projections, or, for ``None``,
@@ -529,7 +546,8 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     Attributes
     ----------
     module_state_ : dict of str to ndarray
-        The trained :class:`DualHeadModule`'s ``state_dict``, as numpy arrays.
+        The trained :class:`~skriskrank._reranker.DualHeadModule`'s ``state_dict``, as
+        numpy arrays.
     heads_ : HeadWeights
         The trained weights as float32 arrays in the one form that inference uses.
     tool_risk_ : ndarray of float32, shape (n_tools,)
@@ -703,7 +721,7 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
 
     @property
     def net_(self) -> DualHeadNet:
-        """The trained skorch net, rebuilt from :attr:`module_state_` (prediction only)."""
+        """The trained skorch net, rebuilt from ``module_state_`` (prediction only)."""
         check_is_fitted(self)
         if getattr(self, "_net", None) is None:
             # The module's shape comes from the weights, not from parameters that
@@ -787,7 +805,7 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     def relevance_proba(self, X) -> np.ndarray:
         """Calibrated relevance: the probability that each candidate is a gold tool.
 
-        ``sigmoid(a logit(f_rel) + b)`` with the (a, b) of :attr:`relevance_calibration_`;
+        ``sigmoid(a logit(f_rel) + b)`` with the (a, b) of ``relevance_calibration_``;
         a monotone map of ``f_rel``, so it ranks the same.
 
         Parameters
