@@ -69,6 +69,10 @@ MSG_NEEDS_Y = (
     "{step} learns from the training queries' gold tools when a relevance floor or need "
     "evidence is asked for: pass y to fit."
 )
+MSG_ONE_CLASS = (
+    "No candidate of rank below {rank} in the training batch is {what}a gold tool: the "
+    "relevance model cannot learn, so every candidate gets p={p:g}."
+)
 MSG_BATCH_DEPRECATED = (
     "rule_filter_batch is deprecated and will be removed in the next release: rule_filter "
     "now takes a 2-D array of rankings too."
@@ -239,6 +243,15 @@ class _GoldModel:
         positions = X.order(self.fit_rank)
         feats, cand = self._features(X, positions, leave_out=True)
         target = np.concatenate([np.isin(c, g) for c, g in zip(cand, relevant, strict=True)])
+        self.model_ = None
+        self.constant_ = float(target.mean()) if len(target) else 0.0
+        if self.constant_ in (0.0, 1.0):
+            # One class (e.g. an upstream that never ranks a gold tool this high): nothing to
+            # learn, so every candidate gets that class's probability, and the user is told.
+            warnings.warn(MSG_ONE_CLASS.format(rank=self.fit_rank, p=self.constant_,
+                                               what="" if self.constant_ == 0.0 else "not "),
+                          UserWarning, stacklevel=4)
+            return self
         self.model_ = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=1000))
         self.model_.fit(feats, target)
         return self
@@ -246,6 +259,8 @@ class _GoldModel:
     def predict_proba(self, X, positions):
         """(n_queries, m) probabilities of the candidates at ``positions``, in that order."""
         feats, cand = self._features(X, positions)
+        if self.model_ is None:
+            return np.full(cand.shape, self.constant_)
         return self.model_.predict_proba(feats)[:, 1].reshape(cand.shape)
 
 

@@ -117,15 +117,20 @@ def make_server(pipeline, name="skriskrank"):
     except ImportError as exc:
         raise ImportError(MSG_NO_MCP.format(error=exc)) from exc
 
+    # A request without k gets the served pipeline's own list length (``serve --k``).
+    default_k = getattr(pipeline.steps[-1][1], "k", DEFAULT_K)
+    schema = {**INPUT_SCHEMA, "properties": {**INPUT_SCHEMA["properties"], "k": {
+        **INPUT_SCHEMA["properties"]["k"], "default": default_k,
+        "description": f"How many tools to return (default {default_k})."}}}
+    validator = jsonschema.Draft202012Validator(schema)
     tool = types.Tool(
         name=SEARCH_TOOL, title="Search tools (risk-aware)",
         description="Find the tools that fit a task: the top-k by relevance, with tools of "
         "higher risk exposed only when the task needs them. Each result has its risk level "
         "(1-5) and the reason it was kept.",
-        input_schema=INPUT_SCHEMA, output_schema=OUTPUT_SCHEMA,
+        input_schema=schema, output_schema=OUTPUT_SCHEMA,
         annotations=types.ToolAnnotations(read_only_hint=True, idempotent_hint=True,
                                           destructive_hint=False, open_world_hint=False))
-    validator = jsonschema.Draft202012Validator(INPUT_SCHEMA)
     # Requests run concurrently; the pipeline serves threads, but one search at a time keeps
     # a busy server from oversubscribing its cores.
     lock = threading.Lock()
@@ -145,7 +150,7 @@ def make_server(pipeline, name="skriskrank"):
                     for e in validator.iter_errors(args)]
         if problems:
             return error(f"Invalid arguments for {SEARCH_TOOL}: {'; '.join(problems)}")
-        query, k = args["query"], int(args.get("k", DEFAULT_K))
+        query, k = args["query"], int(args.get("k", default_k))
 
         def run():
             with lock:

@@ -116,7 +116,8 @@ def copy_shards(shards: dict, root: str) -> None:
     for rel, data in shards.items():
         path = Path(root) / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(".tmp-" + path.name)
+        # One temporary name per worker: two workers on one disk write the same shard.
+        tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
         tmp.write_bytes(data)
         os.replace(tmp, path)  # a reader never sees half a shard
 

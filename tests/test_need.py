@@ -143,3 +143,17 @@ def test_relevance_floor_serves_shorter_lists(problem):
     # The need-aware filter serves them too.
     need = NeedAwareFilter(k=5, relevance_floor=0.2).fit(train, y)
     assert need.transform(test).lengths is not None
+
+
+def test_an_upstream_that_never_ranks_gold_high_gives_a_constant_need_model(problem):
+    # The gold sets name tools that are never among the training batch's top 2k candidates:
+    # nothing to learn. The filter warns, rates every candidate p = 0 and so admits risky
+    # tools only under the count cap, exactly as RuleFilter(max_high_risk=0) does.
+    train, _, test, _ = problem
+    ranked = np.take_along_axis(train.candidates, train.order(), axis=1)
+    never = [{train.registry.names[row[-1]]} for row in ranked]  # rank 15 of 15
+    with pytest.warns(UserWarning, match=re.escape("cannot learn, so every candidate gets p=0")):
+        need = NeedAwareFilter(k=5).fit(train, never)
+    rule = RuleFilter(k=5, max_high_risk=0).fit(train)
+    np.testing.assert_array_equal(need.transform(test).candidates,
+                                  rule.transform(test).candidates)

@@ -22,6 +22,7 @@ from skriskrank.metrics import (
     safe_rvr_at_k,
     sndcg_at_k,
     srr_at_k,
+    unneeded_rvr_at_k,
 )
 from skriskrank.metrics._ranking import MSG_BAD_K
 from skriskrank.metrics._scorer import (
@@ -34,9 +35,9 @@ from skriskrank.metrics._scorer import (
     MSG_UNKNOWN_METRIC,
 )
 
-METRICS = ["ndcg", "mrr", "sndcg", "rvr", "srr", "safe_rvr", "needrisk_hit"]
-LOWER_IS_BETTER = {"rvr", "srr", "safe_rvr"}
-RISK_METRICS = {"sndcg", "rvr", "srr", "safe_rvr", "needrisk_hit"}
+METRICS = ["ndcg", "mrr", "sndcg", "rvr", "srr", "safe_rvr", "needrisk_hit", "unneeded_rvr"]
+LOWER_IS_BETTER = {"rvr", "srr", "safe_rvr", "unneeded_rvr"}
+RISK_METRICS = {"sndcg", "rvr", "srr", "safe_rvr", "needrisk_hit", "unneeded_rvr"}
 
 RISK = {"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "f": 1, "g": 2, "h": 1}
 REGISTRY = ToolRegistry.from_records(
@@ -124,6 +125,7 @@ class TestScorer:
             "srr": srr_at_k(ranked, RISK, k=3),
             "safe_rvr": safe_rvr_at_k(ranked, y, RISK, k=3),
             "needrisk_hit": needrisk_hit_at_k(ranked, y, RISK, k=3),
+            "unneeded_rvr": unneeded_rvr_at_k(ranked, y, RISK, k=3),
         }[metric]
         scorer = make_ranking_scorer(metric, k=3, registry=REGISTRY)
         got = scorer(FixedRanker(), X, y)
