@@ -109,9 +109,10 @@ def fit(args) -> int:
 
 def rank(args) -> int:
     from . import load
-    from ._serve import search
+    from ._serve import _with_k, search
 
-    rows = search(load(args.model), args.query, args.k)
+    pipe = _with_k(load(args.model), args.k)
+    rows = search(pipe, args.query, args.k)
     if args.json:
         print(json.dumps({"query": args.query, "tools": rows}, indent=2))
         return 0
@@ -122,7 +123,7 @@ def rank(args) -> int:
     if args.explain:
         from . import explain
 
-        table = explain(load(args.model), [args.query], k=args.k)
+        table = explain(pipe, [args.query], k=args.k)
         dropped = table[table["rank"].isna() & ~table["reason"].str.startswith("not reached")]
         for _, r in dropped.iterrows():
             print(f"  -  {r['tool']}  {r['reason']}")

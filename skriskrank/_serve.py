@@ -51,6 +51,19 @@ OUTPUT_SCHEMA = {
 }
 
 
+def _with_k(pipeline, k):
+    """``pipeline`` with its last step's ``k`` set to ``k``; the caller's is left as it was."""
+    import copy
+
+    from sklearn.pipeline import Pipeline
+
+    name, last = pipeline.steps[-1]
+    if getattr(last, "k", k) == k:
+        return pipeline
+    # A shallow copy shares the fitted state.
+    return Pipeline([*pipeline.steps[:-1], (name, copy.copy(last).set_params(k=k))])
+
+
 def search(pipeline, query: str, k: int = DEFAULT_K) -> list[dict]:
     """The risk-aware top-``k`` of one query, with each tool's risk, score and reason.
 
@@ -70,17 +83,9 @@ def search(pipeline, query: str, k: int = DEFAULT_K) -> list[dict]:
         ``risk_predicted``, ``score`` and ``reason`` per tool, best first; the same tools as
         ``pipeline.predict`` with the last step's ``k`` set to ``k``.
     """
-    import copy
-
-    from sklearn.pipeline import Pipeline
-
     from ._explain import explain
 
-    name, last = pipeline.steps[-1]
-    if getattr(last, "k", k) != k:
-        # A shallow copy shares the fitted state; the caller's pipeline is left as it was.
-        last = copy.copy(last).set_params(k=k)
-        pipeline = Pipeline([*pipeline.steps[:-1], (name, last)])
+    pipeline = _with_k(pipeline, k)
     table = explain(pipeline, [query], k=k)
     kept = table[table["rank"].notna()].sort_values("rank", kind="stable")
     reg = pipeline.steps[0][1].registry

@@ -1,0 +1,110 @@
+"""The command line: fit, rank and evaluate on the packaged demo data; bad input; --help."""
+
+import json
+from importlib import resources
+
+import numpy as np
+import pytest
+
+from skriskrank import load
+from skriskrank._cli import main
+from skriskrank.metrics import ranking_report
+
+pytestmark = pytest.mark.slow
+
+QUERY = "Drop the old sessions table"
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """The demo catalogue, 150 training and 40 test queries as JSONL, and a fitted model."""
+    data = resources.files("skriskrank") / "data"
+    lines = (data / "demo_queries.jsonl").read_text(encoding="utf-8").splitlines()
+    root = tmp_path_factory.mktemp("cli")
+    train, test = root / "train.jsonl", root / "test.jsonl"
+    train.write_text("\n".join(lines[:150]) + "\n", encoding="utf-8")
+    test.write_text("\n".join(lines[-40:]) + "\n", encoding="utf-8")
+    with resources.as_file(data / "demo_tools.csv") as tools:
+        model = root / "demo.skops"
+        argv = ["fit", "--tools", str(tools), "--queries", str(train), "-o", str(model),
+                "--epochs", "2", "--need-aware", "--json"]
+        yield {"tools": tools, "train": train, "test": test, "model": model, "argv": argv}
+
+
+@pytest.fixture(scope="module")
+def fitted(files):
+    # capsys is function-scoped: the fit's JSON summary is checked in its own test.
+    assert main(files["argv"]) == 0
+    return files
+
+
+def test_fit_writes_a_model_and_a_json_summary(files, tmp_path, capsys):
+    out = tmp_path / "rule.skops"
+    assert main(["fit", "--tools", str(files["tools"]), "--queries", str(files["train"]),
+                 "-o", str(out), "--epochs", "1", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["model"] == str(out)
+    assert summary["tools"] == 202 and summary["queries"] == 150
+    assert summary["predicted_levels"] == 0  # the CSV declares every level
+    assert type(load(summary["model"])[-1]).__name__ == "RuleFilter"
+
+
+def test_rank_shows_predict_and_its_reasons(fitted, capsys):
+    pipe = load(fitted["model"])
+    assert main(["rank", str(fitted["model"]), QUERY, "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert [t["name"] for t in got["tools"]] == pipe.predict([QUERY])[0].tolist()
+
+    assert main(["rank", str(fitted["model"]), QUERY, "--k", "3", "--explain"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    kept = [line for line in lines if line[:3].strip().rstrip(".").isdigit()]
+    assert len(kept) == 3
+    assert all(" - accepted" in line or " - kept to fill" in line for line in kept)
+    # The other lines are deferred tools, each with its reason in words.
+    assert all("deferred" in line or "below the relevance floor" in line
+               for line in lines if line not in kept)
+
+
+def test_evaluate_reports_the_metrics_of_predict(fitted, capsys):
+    assert main(["evaluate", str(fitted["model"]), "--queries", str(fitted["test"]),
+                 "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    rows = [json.loads(line) for line in fitted["test"].read_text().splitlines()]
+    pipe = load(fitted["model"])
+    expected = ranking_report(pipe.predict([r["query"] for r in rows]),
+                              [set(r["relevant"]) for r in rows], pipe[0].registry, k=5)
+    assert report.keys() == expected.keys() and report["n_queries"] == 40
+    np.testing.assert_allclose([report[k] for k in expected], list(expected.values()))
+
+
+@pytest.mark.parametrize("argv, command", [
+    (["fit", "--tools", "no_such_file.json", "--queries", "q.jsonl", "-o", "m.skops"], "fit"),
+    (["rank", "no_such_model.skops", "x"], "rank"),
+    (["evaluate", "{tools}", "--queries", "{test}"], "evaluate"),  # a CSV is not a model
+    (["serve", "{model}", "--tools", "{tools}"], "serve"),
+])
+def test_bad_input_is_one_line_and_exit_status_2(fitted, capsys, argv, command):
+    argv = [a.format(**{k: str(v) for k, v in fitted.items() if k != "argv"}) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"skriskrank {command}: error: ")
+    assert "Traceback" not in err[0]
+
+
+def test_unknown_tool_in_the_queries_names_it(files, tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"query": "do it", "relevant": ["no_such_tool"]}\n', encoding="utf-8")
+    out = tmp_path / "m.skops"
+    assert main(["fit", "--tools", str(files["tools"]), "--queries", str(bad), "-o",
+                 str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no_such_tool" in err[0]
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["fit", "rank", "evaluate", "serve", "demo", "audit"])
+def test_every_command_has_help(command, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main([command, "--help"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.startswith(f"usage: skriskrank {command}")
