@@ -21,7 +21,6 @@ from ._registry import (
     _CAMEL,
     UNKNOWN_RISK,
     ToolRegistry,
-    _declares_destructive,
     _hint_permissions,
 )
 
@@ -361,12 +360,11 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         """Per tool ``(lowest, highest)`` level its hints allow."""
         low, high = np.ones(n, np.int64), np.full(n, 5, np.int64)
         if isinstance(X, ToolRegistry):
-            pairs = zip(X.declared_hints, X.hints_trusted, strict=True)
-            for i, (hints, trusted) in enumerate(pairs):
-                if _declares_destructive(hints):
-                    low[i] = _RISKY
-                elif trusted and hints.get("readOnlyHint") is True:
-                    high[i] = _RISKY
+            destructive = X.declares_destructive
+            read_only = np.array([h.get("readOnlyHint") is True for h in X.declared_hints],
+                                 dtype=bool)
+            low[destructive] = _RISKY
+            high[~destructive & X.hints_trusted & read_only] = _RISKY
         return low, high
 
     def predict_proba(self, X) -> np.ndarray:
@@ -387,9 +385,11 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         validate_data(self, X, skip_check_array=True, ensure_2d=False, reset=False)
-        texts = self._texts(X)
-        P = self._text_proba(texts)
-        low, high = self._hint_bounds(X, len(texts))
+        return self._bounded(self._text_proba(self._texts(X)), X)
+
+    def _bounded(self, P, X):
+        """``P`` (the text's probabilities, changed in place) within the hints' bounds."""
+        low, high = self._hint_bounds(X, len(P))
         for i in np.flatnonzero((low > 1) | (high < 5)):
             lo, hi = low[i] - 1, high[i] - 1
             P[i, lo] += P[i, :lo].sum()
@@ -580,8 +580,10 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
 
         texts = self._texts(X)
         n = len(texts)
-        P = self.predict_proba(X)
+        check_is_fitted(self)
+        validate_data(self, X, skip_check_array=True, ensure_2d=False, reset=False)
         text_P = self._text_proba(texts)
+        P = self._bounded(text_P.copy(), X)
         predicted = self._quantile(P, self.coverage)
         median = self._quantile(P, 0.5)
         p_risky = np.clip(P[:, _RISKY - 1:].sum(axis=1), 0.0, 1.0)  # 1 + 1e-16 is 1

@@ -53,36 +53,29 @@ def _queries(path, registry):
     return load_queries_jsonl(path, registry)
 
 
-def _pipeline(registry, *, k, need_aware, epochs=10, risk_weight=0.1, fit_queries=True):
-    from sklearn.pipeline import Pipeline
+def _pipeline(registry, *, k, need_aware, epochs=10, risk_weight=0.1):
+    """:func:`build_pipeline` with progress bars, ending in the chosen filter."""
+    from . import NeedAwareFilter
+    from ._pipeline import build_pipeline
 
-    from . import (
-        DenseRetriever,
-        FrozenEmbedder,
-        GraphSmoother,
-        NeedAwareFilter,
-        RiskAwareReranker,
-        RuleFilter,
-    )
-
-    steps = [("embed", FrozenEmbedder(registry, show_progress_bar=True)),
-             ("retrieve", DenseRetriever(n_candidates=min(100, len(registry)), k=k))]
-    if fit_queries:
-        steps += [("rerank", RiskAwareReranker(risk_weight=risk_weight, k=k, epochs=epochs,
-                                               random_state=0, verbose=1)),
-                  ("smooth", GraphSmoother(k=k))]
-    last = NeedAwareFilter(k=k) if need_aware else RuleFilter(k=k)
-    return Pipeline([*steps, ("filter", last)])
+    pipe = build_pipeline(registry, n_candidates=min(100, len(registry)), k=k,
+                          risk_weight=risk_weight, epochs=epochs, verbose=1)
+    pipe.set_params(embed__show_progress_bar=True)
+    return pipe.set_params(filter=NeedAwareFilter(k=k)) if need_aware else pipe
 
 
 def _catalogue_pipeline(tools, labels, k):
     """Build a pipeline for a catalogue without training queries.
 
     Dense retrieval and the rule filter, with levels from the labels or the pretrained
-    auditor.
+    auditor: :func:`build_pipeline` without the steps that learn from queries.
     """
+    from sklearn.pipeline import Pipeline
+
     registry = _registry(tools, labels)
-    pipe = _pipeline(registry, k=k, need_aware=False, fit_queries=False)
+    steps = _pipeline(registry, k=k, need_aware=False).steps
+    pipe = Pipeline([*steps[:2], steps[-1]])
+    # Nothing here learns from queries; one stands in for the fit that the steps require.
     return pipe.fit([registry.names[0]])
 
 

@@ -38,9 +38,12 @@ def _at(batch: RankingBatch, values, cand):
     return np.take_along_axis(values, idx, axis=1)
 
 
-def _filter_reasons(step, batch, out):
-    """The filter's decision for each candidate of its output ``out``, in words."""
-    decision, other, _, _, p = step._scan(batch)
+def _filter_reasons(step, batch, out, scan=None):
+    """The filter's decision for each candidate of its output ``out``, in words.
+
+    ``scan`` is ``step._scan(batch)`` when the caller has it already.
+    """
+    decision, other, _, _, p = step._scan(batch) if scan is None else scan
     ranked = np.take_along_axis(batch.candidates, batch.order(), axis=1)  # the scan's order
     names, emb = batch.registry.names, batch.tool_embeddings
     second = "a second" if step.max_high_risk == 1 else "one more"
@@ -116,9 +119,16 @@ def explain(pipeline, queries, k=None):
     steps = _steps(pipeline)
     queries = list(queries)
     batches = [steps[0].transform(queries)]
-    for step in steps[1:]:
+    for step in steps[1:-1]:
         batches.append(step.transform(batches[-1]))
-    out, last = batches[-1], steps[-1]
+    last, scan = steps[-1], None
+    if isinstance(last, RuleFilter):
+        # The filter's scan gives both its output (as transform builds it) and its reasons.
+        scan = last._scan(batches[-1])
+        batches.append(batches[-1].take(scan[2], scan[3]))
+    elif last is not steps[0]:
+        batches.append(last.transform(batches[-1]))
+    out = batches[-1]
     k = getattr(last, "k", 5) if k is None else int(k)
     reg = out.registry
     ranked = out.ranked_indices()  # -1 marks an empty slot of a shortened list
@@ -149,7 +159,7 @@ def explain(pipeline, queries, k=None):
                                  - _at(before, before.scores, cand)).ravel()
     cols["score"] = _at(out, out.scores, cand).ravel()
     if isinstance(last, RuleFilter):
-        reasons = _filter_reasons(last, batches[-2], out)
+        reasons = _filter_reasons(last, batches[-2], out, scan)
     else:
         name = type(last).__name__
         reasons = [[f"ranked {j + 1} by {name}" if j < k else f"below the top {k}"

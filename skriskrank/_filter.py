@@ -18,6 +18,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import logit, softmax
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
@@ -26,7 +27,7 @@ from sklearn.utils._param_validation import Interval, validate_params
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import RankingStepMixin, check_relevant
-from ._fast import dot_error_bound, filter_scan
+from ._fast import dot_error_bound, filter_scan, topk_rows
 
 __all__ = ["RuleFilter", "rule_filter", "rule_filter_batch"]
 
@@ -196,6 +197,11 @@ def _decide(ranked, tools, options, **evidence):
     return filter_scan(ranked, high, broad, emb, k, max_high, max_broad, thr, tol, **evidence)
 
 
+def _rows(cand):
+    """The row index of each entry of ``cand``, flattened (for sparse fancy indexing)."""
+    return np.repeat(np.arange(len(cand)), cand.shape[1])
+
+
 class _GoldModel:
     """P(a candidate is a gold tool of its query): a calibrated relevance estimate.
 
@@ -221,17 +227,13 @@ class _GoldModel:
             if leave_out:
                 np.fill_diagonal(sim, -np.inf)
             n = min(self.n_neighbors, sim.shape[1] - leave_out)
-            near = np.argpartition(-sim, n - 1, axis=1)[:, :n]
-            w = np.take_along_axis(sim, near, axis=1) / self.temperature
-            w = np.exp(w - w.max(axis=1, keepdims=True))
-            w /= w.sum(axis=1, keepdims=True)
+            near = topk_rows(sim, n)
+            w = softmax(np.take_along_axis(sim, near, axis=1) / self.temperature, axis=1)
             # (queries, n_neighbors) weights times the neighbours' gold rows, at the candidates.
             weights = sp.csr_array((w.ravel(), near.ravel(), np.arange(0, w.size + 1, n)),
                                    shape=(len(w), len(self.queries_)))
-            rate = (weights @ self.gold_).tocsr()[np.repeat(np.arange(len(cand)), cand.shape[1]),
-                                                  cand.ravel()]
-            p = np.clip(np.asarray(rate).reshape(cand.shape), 0.01, 0.99)
-            cols.append(np.log(p) - np.log1p(-p))
+            rate = (weights @ self.gold_).tocsr()[_rows(cand), cand.ravel()]
+            cols.append(logit(np.clip(np.asarray(rate).reshape(cand.shape), 0.01, 0.99)))
         return np.stack([c.ravel() for c in cols], axis=1), cand
 
     def fit(self, X, relevant):
@@ -242,7 +244,7 @@ class _GoldModel:
                                   shape=(len(relevant), n_tools))
         positions = X.order(self.fit_rank)
         feats, cand = self._features(X, positions, leave_out=True)
-        target = np.concatenate([np.isin(c, g) for c, g in zip(cand, relevant, strict=True)])
+        target = np.asarray(self.gold_[_rows(cand), cand.ravel()]).ravel() > 0
         self.model_ = None
         self.constant_ = float(target.mean()) if len(target) else 0.0
         if self.constant_ in (0.0, 1.0):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Real
 
 from sklearn.utils._param_validation import Interval
 
@@ -89,7 +89,6 @@ class NeedAwareFilter(RuleFilter):
     _parameter_constraints: dict = {
         **RuleFilter._parameter_constraints,
         "need_threshold": [Interval(Real, 0, 1, closed="both"), None],
-        "max_high_risk": [Interval(Integral, 0, None, closed="left"), None],
     }
     _requires_y = True
     _knn_feature = True

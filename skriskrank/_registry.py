@@ -871,7 +871,7 @@ class ToolRegistry:
         """
         import pandas as pd
 
-        return pd.DataFrame(
+        frame = pd.DataFrame(
             {
                 "name": self.names,
                 "description": self.descriptions,
@@ -882,12 +882,9 @@ class ToolRegistry:
                 ),
                 "permissions": [";".join(sorted(p)) for p in self.permissions],
             }
-        ) if not self.risk_predicted.any() else self._frame_with_source()
-
-    def _frame_with_source(self):
+        )
         # Only a registry with predicted levels grows the column, so frames (and CSVs) of
         # audited registries keep the four columns from_frame reads.
-        frame = ToolRegistry.to_frame(self.with_risk(
-            [None if r == UNKNOWN_RISK else int(r) for r in self.risk], source="declared"))
-        frame["risk_source"] = self.risk_source
+        if self.risk_predicted.any():
+            frame["risk_source"] = self.risk_source
         return frame

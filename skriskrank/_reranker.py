@@ -26,8 +26,9 @@ from torch import nn
 
 from ._base import RankingStepMixin, check_relevant
 from ._embedding import _check_device
+from ._fast import topk_rows
 from ._registry import UNKNOWN_RISK
-from ._scoring import HeadWeights
+from ._scoring import HeadWeights, _sigmoid
 from .metrics import ndcg_at_k
 
 __all__ = ["RiskAwareReranker", "DualHeadModule", "DualHeadNet"]
@@ -287,7 +288,7 @@ class _EarlyStopping(Callback):
     def score(self, net):
         rel = HeadWeights.from_module(net.module_).relevance(self.q_emb, self.t_emb,
                                                              self.candidates)
-        order = np.argsort(-rel, axis=1, kind="stable")[:, :self.k]
+        order = topk_rows(rel, self.k)
         top = order if self.candidates is None else np.take_along_axis(self.candidates, order,
                                                                        axis=1)
         # The metric itself, over tool indices standing in for names.
@@ -360,14 +361,13 @@ def _platt(rel, gold):
 def _risk_scale(f_risk, risk):
     """Breakpoints of an isotonic map from f_risk to the rubric's penalty.
 
-    The penalty is ``clip((r - 2) / 2, 0, 1)`` of the labelled tools' levels: 0 at levels 1-2,
-    0.5 at 3, 1 at 4-5.
+    Fitted on the labelled tools' ``f_risk`` and levels ``risk``: the penalty is
+    ``clip((r - 2) / 2, 0, 1)``, 0 at levels 1-2, 0.5 at 3, 1 at 4-5.
     """
-    known = (risk >= 1) & (risk <= 5)
-    if known.sum() < 2:
+    if len(risk) < 2:
         return np.array([[0.0, 1.0], [0.0, 1.0]])  # no labels: the identity
     iso = IsotonicRegression(y_min=0, y_max=1, out_of_bounds="clip").fit(
-        f_risk[known], np.clip((risk[known] - 2) / 2.0, 0, 1))
+        f_risk, np.clip((risk - 2) / 2.0, 0, 1))
     return np.array([iso.X_thresholds_, iso.y_thresholds_])
 
 
@@ -442,7 +442,6 @@ def _train_heads(params, seed, q_emb, t_emb, candidates, hard_pool, gold, risk, 
     fitted = {
         "heads_": heads,
         "relevance_calibration_": _platt(rel, gold),
-        "risk_calibration_": _risk_scale(heads.risk(t_emb), risk),
         "n_epochs_": len(net.history),
         "best_epoch_": stopper.best_epoch_ if stopper is not None else len(net.history),
         "validation_scores_": [h["valid_ndcg"] for h in net.history if "valid_ndcg" in h],
@@ -705,9 +704,10 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         for name, value in fitted.items():
             setattr(self, name, value)
         self.tool_risk_ = self.heads_.risk(X.tool_embeddings)
+        known = X.registry.risk_known
+        self.risk_calibration_ = _risk_scale(self.tool_risk_[known], X.registry.risk[known])
         penalty = np.interp(self.tool_risk_, *self.risk_calibration_)
         # Unknown risk is never safe: the full penalty.
-        known = (X.registry.risk >= 1) & (X.registry.risk <= 5)
         self.risk_penalty_ = np.where(known, penalty, 1.0).astype(np.float32)
         self._tool_side = self._net = None
         return self
@@ -819,5 +819,4 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         """
         rel = self.relevance_scores(X)  # checks that the reranker is fitted
         a, b = self.relevance_calibration_
-        z = a * _logit(rel) + b
-        return (1.0 / (1.0 + np.exp(-np.clip(z, -80, 80)))).astype(np.float32)
+        return _sigmoid((a * _logit(rel) + b).astype(np.float32))

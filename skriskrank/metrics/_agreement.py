@@ -101,7 +101,7 @@ def resolve_votes(votes):
     span = (np.nanmax(mat, axis=1) - np.nanmin(mat, axis=1)).astype(int)
     # ceil: an even number of votes (2 and 3) falls on the higher level, never the lower.
     median = np.ceil(np.nanmedian(mat, axis=1)).astype(int)
-    resolution = np.where(span == 0, "unanimous", np.where(span == 1, "median", "review"))
+    resolution = np.array(RESOLUTIONS)[np.minimum(span, 2)]  # by the span of the votes
     level = pd.array([None if s >= 2 else int(m) for s, m in zip(span, median, strict=True)],
                      dtype="Int64")
     index = names if (isinstance(votes, Mapping) or hasattr(votes, "index")) else None

@@ -202,9 +202,10 @@ class _PerQuery:
             out[i] = 0.0 if first is None else 1.0 / (first + 1)
         return out
 
-    def _exposure(self, level):
+    def _exposure(self, level, unneeded=False):
         # Divided by k even for a shorter list: an empty slot exposes nothing.
-        return ((self.levels >= level) & self.present).sum(axis=1) / self.k
+        exposed = (self.levels >= level) & self.present
+        return (exposed & ~self.hits if unneeded else exposed).sum(axis=1) / self.k
 
     def rvr(self):
         return self._exposure(RISKY_LEVEL)
@@ -219,7 +220,7 @@ class _PerQuery:
         return (self.hits & (self.levels >= RISKY_LEVEL)).any(axis=1)[~self.safe]
 
     def unneeded_rvr(self):
-        return ((self.levels >= RISKY_LEVEL) & self.present & ~self.hits).sum(axis=1) / self.k
+        return self._exposure(RISKY_LEVEL, unneeded=True)
 
 
 _UNUSED = object()
