@@ -22,6 +22,7 @@ from ._registry import (
     UNKNOWN_RISK,
     ToolRegistry,
     _hint_permissions,
+    _is_level,
 )
 
 __all__ = ["DEFAULT_COVERAGE", "LEVELS", "PRETRAINED_FILE", "RiskAuditor"]
@@ -256,8 +257,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         out = np.empty(n, dtype=np.int64)
         for i, v in enumerate(y):
             tool = f"tool {names[i]!r}" if names is not None else f"y[{i}]"
-            ok = isinstance(v, (Integral, Real)) and not isinstance(v, (bool, np.bool_))
-            if not ok or float(v) != int(v) or not 1 <= int(v) <= 5:
+            if not _is_level(v):
                 raise ValueError(MSG_Y_LEVEL.format(tool=tool, value=v))
             out[i] = int(v)
         return out
@@ -603,10 +603,8 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
                                            strict=True)]
         declared = [None if d is None or d == UNKNOWN_RISK else d for d in declared]
         for i, d in enumerate(declared):
-            if d is not None:
-                ok = isinstance(d, Integral) and not isinstance(d, bool) and 1 <= d <= 5
-                if not ok:
-                    raise ValueError(MSG_Y_LEVEL.format(tool=f"tool {names[i]!r}", value=d))
+            if d is not None and not _is_level(d):
+                raise ValueError(MSG_Y_LEVEL.format(tool=f"tool {names[i]!r}", value=d))
         text_level = self._quantile(text_P, 0.5)
         text_risky = text_P[:, _RISKY - 1:].sum(axis=1)
         rows = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping
-from numbers import Integral
+from numbers import Integral, Real
 from types import MappingProxyType
 
 import numpy as np
@@ -230,15 +230,22 @@ def _is_missing(value) -> bool:
     return type(value).__name__ == "NAType"
 
 
+def _is_level(value) -> bool:
+    """Whether ``value`` is a risk level: an integer (or integral float) in 1..5.
+
+    The one test every reader of levels uses (registry, loaders, auditor, agreement); each
+    raises its own message naming the item.
+    """
+    # bool is an Integral subclass but never a risk level.
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Integral, Real)):
+        return False
+    return float(value).is_integer() and 1 <= value <= 5
+
+
 def _check_risk(name: str, risk) -> int:
     if _is_missing(risk):
         return UNKNOWN_RISK
-    # bool is an Integral subclass but never a risk level.
-    if isinstance(risk, (bool, np.bool_)) or not isinstance(risk, (Integral, float, np.floating)):
-        raise ValueError(MSG_BAD_RISK.format(name=name, risk=risk))
-    if isinstance(risk, (float, np.floating)) and not float(risk).is_integer():
-        raise ValueError(MSG_BAD_RISK.format(name=name, risk=risk))
-    if not 1 <= int(risk) <= 5:
+    if not _is_level(risk):
         raise ValueError(MSG_BAD_RISK.format(name=name, risk=risk))
     return int(risk)
 

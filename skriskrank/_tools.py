@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from os import PathLike, fspath
 from pathlib import Path
 
-from ._registry import ToolRegistry
+from ._registry import ToolRegistry, _is_level
 
 __all__ = ["TOOL_FORMATS", "load_tools"]
 
@@ -192,8 +192,7 @@ def _level(name: str, value):
         value = value.get("risk_level", value.get("risk"))
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) \
-            or not 1 <= value <= 5:
+    if not _is_level(value):
         raise ValueError(MSG_BAD_LEVEL.format(name=name, value=value))
     return int(value)
 

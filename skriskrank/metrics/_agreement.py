@@ -6,6 +6,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from .._registry import _is_level
+
 __all__ = ["agreement", "ordinal_alpha", "resolve_votes"]
 
 #: How :func:`resolve_votes` settles an item, by the span (max - min) of its votes.
@@ -24,9 +26,7 @@ MSG_PAIR_EMPTY = "y_a and y_b are empty: agreement needs at least one tool."
 def _level(item: str, v) -> float:
     if v is None or (isinstance(v, (float, np.floating)) and np.isnan(v)):
         return np.nan
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
-        raise ValueError(MSG_VOTE_LEVEL.format(item=item, value=v))
-    if float(v) != int(v) or not 1 <= int(v) <= 5:
+    if not _is_level(v):
         raise ValueError(MSG_VOTE_LEVEL.format(item=item, value=v))
     return float(v)
 
