@@ -249,12 +249,19 @@ class RankingBatch:
         return RankingBatch(**{**fields, **changes})
 
     def with_scores(self, scores) -> RankingBatch:
-        """New scores for the candidates; ranked lists are re-sorted by them, stably."""
+        """New scores for the candidates; ranked lists are re-sorted by them, stably.
+
+        A shortened list (``lengths``) is re-sorted within its length: a candidate a filter
+        dropped stays out whatever its new score.
+        """
         if self.is_full_pool:
             return self.replace(scores=scores)
-        order = np.argsort(-scores, axis=1, kind="stable")
+        key = scores if self.lengths is None else np.where(
+            np.arange(self.n_candidates) < self.lengths[:, None], scores, -np.inf)
+        order = np.argsort(-key, axis=1, kind="stable")
         return self.replace(candidates=np.take_along_axis(self._candidates, order, axis=1),
-                            scores=np.take_along_axis(scores, order, axis=1))
+                            scores=np.take_along_axis(scores, order, axis=1),
+                            lengths=self.lengths)
 
     def take(self, columns, lengths=None) -> RankingBatch:
         """Ranked lists of the given candidate positions of each row, with their scores."""

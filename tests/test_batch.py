@@ -68,6 +68,18 @@ def test_full_pool_and_ranked_lists_read_the_same_way():
     assert top.top(2).candidates.tolist() == [[1, 4]]
 
 
+def test_rescoring_a_shortened_list_keeps_the_dropped_candidates_out():
+    # A filter that keeps fewer than the list holds records each row's length; a later
+    # step that rescores the list must not bring a dropped candidate back into it.
+    reg = _registry(5)
+    batch = RankingBatch(reg, np.ones((2, 5), np.float32), np.eye(5, dtype=np.float32),
+                         np.array([[0, 1, 2, 3], [4, 3, 2, 1]]),
+                         np.float32([[4, 3, 2, 1], [4, 3, 2, 1]]), lengths=np.array([2, 3]))
+    again = batch.with_scores(np.float32([[0, 1, 9, 9], [0, 1, 2, 9]]))
+    assert again.lengths.tolist() == [2, 3]
+    assert again.ranked_indices().tolist() == [[1, 0, -1, -1], [2, 3, 4, -1]]
+
+
 def test_the_full_pool_is_explicit_and_shares_one_arange():
     reg = _registry(4)
     emb = np.eye(4, dtype=np.float32)
