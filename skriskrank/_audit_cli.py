@@ -82,9 +82,6 @@ def run_audit(args) -> int:
         if args.coverage is not None:
             params["coverage"] = args.coverage
         auditor = RiskAuditor.pretrained(**params)
-        if args.coverage is not None:
-            # The estimator's own validation, so a bad value reads like the library's error.
-            auditor._validate_params()
         frame = auditor.audit(registry)
     except (ValueError, FileNotFoundError) as err:
         print(f"skriskrank audit: error: {err}", file=sys.stderr)

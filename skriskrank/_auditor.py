@@ -487,8 +487,9 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            If the file is not a RiskAuditor weights file, or ``model`` names an encoder
-            other than the one the weights were fitted on.
+            If the file is not a RiskAuditor weights file, an override is not a valid
+            parameter value, or ``model`` names an encoder other than the one the weights
+            were fitted on.
         """
         try:
             with np.load(path, allow_pickle=False) as z:
@@ -505,6 +506,8 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         for fixed in ("lexical_weight", "n_lexical_features", "min_df", "C", "class_weight"):
             params.pop(fixed, None)
         auditor = cls(**{**saved, **params})
+        # It comes back fitted, so fit's validation never runs: check the overrides here.
+        auditor._validate_params()
         from ._embedding import _resolve_model
 
         model_id = _resolve_model(auditor.model)[0]

@@ -298,6 +298,9 @@ class TestPersistence:
                 assert json.loads(str(z["config"]))["params"]["coverage"] == DEFAULT_COVERAGE
         auditor = RiskAuditor.pretrained(coverage=0.5)
         assert auditor.coverage == 0.5 and auditor.classes_.tolist() == [1, 2, 3, 4, 5]
+        # A loaded auditor is already fitted, so its overrides are validated on load.
+        with pytest.raises(InvalidParameterError, match="coverage"):
+            RiskAuditor.pretrained(coverage=1.5)
 
 
 class TestCLI:
