@@ -35,6 +35,10 @@ class TestResolveVotes:
         assert out.index.tolist() == ["a", "b"] and out["level"].tolist() == [2, 5]
         frame = pd.DataFrame(votes).T
         assert resolve_votes(frame)["level"].tolist() == [2, 5]
+        assert resolve_votes(frame).index.tolist() == ["a", "b"]
+        # Without names (a list, like an array) the rows keep their positions.
+        assert resolve_votes([[1, 2, 2], [5, 5, 5]]).index.tolist() == [0, 1]
+        assert resolve_votes(np.array([[1, 2, 2], [5, 5, 5]])).index.tolist() == [0, 1]
 
     def test_even_votes_round_up_and_missing_votes(self):
         out = resolve_votes([[2, 3], [2, None]])

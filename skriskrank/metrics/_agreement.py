@@ -37,7 +37,7 @@ def _vote_matrix(votes) -> tuple[list[str], np.ndarray]:
         names = [str(k) for k in votes]
         rows = [list(v) if not np.isscalar(v) else None for v in votes.values()]
     else:
-        if hasattr(votes, "index") and hasattr(votes, "to_numpy"):  # a DataFrame
+        if hasattr(votes, "to_numpy"):  # a DataFrame
             names = [str(k) for k in votes.index]
             rows = votes.to_numpy(dtype=object).tolist()
         else:
@@ -104,7 +104,8 @@ def resolve_votes(votes):
     resolution = np.array(RESOLUTIONS)[np.minimum(span, 2)]  # by the span of the votes
     level = pd.array([None if s >= 2 else int(m) for s, m in zip(span, median, strict=True)],
                      dtype="Int64")
-    index = names if (isinstance(votes, Mapping) or hasattr(votes, "index")) else None
+    # Named rows (a mapping, a DataFrame) keep their names; a list or array its positions.
+    index = names if (isinstance(votes, Mapping) or hasattr(votes, "to_numpy")) else None
     return pd.DataFrame(
         {"level": level, "span": span, "n_votes": n_votes, "resolution": resolution},
         index=index,
