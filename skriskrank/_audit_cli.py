@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 __all__ = ["add_audit_parser", "audit_summary", "format_audit", "run_audit"]
@@ -49,12 +48,14 @@ def _read_labels(path) -> dict:
 
 def format_audit(frame, *, limit: int | None = 50) -> str:
     """The audit as a plain-text table, the tools to review first, riskiest first."""
+    import pandas as pd
+
     order = frame.sort_values(
         ["needs_review", "predicted", "p_risky"], ascending=[False, False, False], kind="stable"
     )
     shown = order if limit is None else order.head(limit)
     rows = [[str(r["name"]),
-             "" if r["declared"] is None or str(r["declared"]) == "<NA>" else str(r["declared"]),
+             "" if pd.isna(r["declared"]) else str(r["declared"]),
              str(r["predicted"]), str(r["median"]), f"{r['p_risky']:.2f}", r["hints"] or "-",
              ("REVIEW: " + r["reason"]) if r["needs_review"] else ""]
             for _, r in shown.iterrows()]
@@ -70,22 +71,18 @@ def format_audit(frame, *, limit: int | None = 50) -> str:
 
 
 def run_audit(args) -> int:
-    """Run ``skriskrank audit``; exit status 2 with one line on bad input."""
+    """Run ``skriskrank audit`` (bad input: ``main`` prints one line, exit status 2)."""
     from . import RiskAuditor, load_tools
 
-    try:
-        labels = _read_labels(args.labels) if args.labels else None
-        if args.out and Path(args.out).suffix.lower() not in (".csv", ".json"):
-            raise ValueError(MSG_OUT_SUFFIX.format(path=args.out))
-        registry = load_tools(args.tools, risk=labels, trust_hints=args.trust_hints)
-        params = {"show_progress_bar": True}
-        if args.coverage is not None:
-            params["coverage"] = args.coverage
-        auditor = RiskAuditor.pretrained(**params)
-        frame = auditor.audit(registry)
-    except (ValueError, FileNotFoundError) as err:
-        print(f"skriskrank audit: error: {err}", file=sys.stderr)
-        return 2
+    labels = _read_labels(args.labels) if args.labels else None
+    if args.out and Path(args.out).suffix.lower() not in (".csv", ".json"):
+        raise ValueError(MSG_OUT_SUFFIX.format(path=args.out))
+    registry = load_tools(args.tools, risk=labels, trust_hints=args.trust_hints)
+    params = {"show_progress_bar": True}
+    if args.coverage is not None:
+        params["coverage"] = args.coverage
+    auditor = RiskAuditor.pretrained(**params)
+    frame = auditor.audit(registry)
     n_review = int(frame["needs_review"].sum())
     print(f"skriskrank audit: {len(frame)} tools from {len(args.tools)} file(s); "
           f"{int((frame['predicted'] >= 3).sum())} at level >= 3; {n_review} to review")

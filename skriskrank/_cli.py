@@ -11,46 +11,37 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
+
+from .datasets import load_queries_jsonl, load_registry_csv
 
 __all__ = ["main"]
 
 MSG_ONE_SOURCE = "give a model file or --tools, not both (and at least one)."
 
 
-class _Usage(ValueError):
-    """Bad command-line input: one line, exit status 2."""
-
-
 # -- loading --------------------------------------------------------------------------------
-def _registry(paths, labels=None, *, audit=True):
+def _registry(paths, labels=None):
     """Load the catalogue of ``--tools`` files, grading tools without a level.
 
     Any format load_tools reads, or the CSV; the packaged RiskAuditor grades each tool
     without a declared level.
     """
     from . import RiskAuditor, load_tools
-    from .datasets import load_registry_csv
+    from ._audit_cli import _read_labels
 
     if len(paths) == 1 and str(paths[0]).lower().endswith(".csv"):
         registry = load_registry_csv(paths[0])
     else:
-        risk = json.loads(Path(labels).read_text(encoding="utf-8")) if labels else None
-        registry = load_tools(paths if len(paths) > 1 else paths[0], risk=risk)
-    if audit and not registry.risk_known.all():
+        registry = load_tools(paths, risk=_read_labels(labels) if labels else None)
+    unknown = ~registry.risk_known
+    if unknown.any():
+        # Declared levels stay declared; the auditor grades the rest (conservatively).
         levels = RiskAuditor.pretrained(show_progress_bar=True).predict(registry)
-        # Declared levels stay; the auditor grades the rest (conservatively).
-        levels = np.where(registry.risk_known, registry.risk, levels)
-        registry = registry.with_risk(levels, source="predicted")
+        registry = registry.with_risk(dict(zip(registry.names[unknown], levels[unknown].tolist(),
+                                                strict=True)))
     return registry
-
-
-def _queries(path, registry):
-    from .datasets import load_queries_jsonl
-
-    return load_queries_jsonl(path, registry)
 
 
 def _pipeline(registry, *, k, need_aware, epochs=10, risk_weight=0.1):
@@ -84,7 +75,7 @@ def fit(args) -> int:
     from . import save
 
     registry = _registry(args.tools, args.labels)
-    data = _queries(args.queries, registry)
+    data = load_queries_jsonl(args.queries, registry)
     pipe = _pipeline(registry, k=args.k, need_aware=args.need_aware, epochs=args.epochs,
                      risk_weight=args.risk_weight)
     t0 = time.perf_counter()
@@ -101,11 +92,13 @@ def fit(args) -> int:
 
 
 def rank(args) -> int:
-    from . import load
-    from ._serve import _with_k, search
+    from . import explain, load
+    from ._serve import _tool_rows, _with_k
 
     pipe = _with_k(load(args.model), args.k)
-    rows = search(pipe, args.query, args.k)
+    # One explain gives both the list (search_tools' rows) and the dropped tools' reasons.
+    table = explain(pipe, [args.query], k=args.k)
+    rows = _tool_rows(table, pipe.steps[0][1].registry)
     if args.json:
         print(json.dumps({"query": args.query, "tools": rows}, indent=2))
         return 0
@@ -114,9 +107,6 @@ def rank(args) -> int:
         line = f"{r['rank']:>2}. {r['name']}  [risk {level}]  score {r['score']:.3f}"
         print(line + (f"  - {r['reason']}" if args.explain else ""))
     if args.explain:
-        from . import explain
-
-        table = explain(pipe, [args.query], k=args.k)
         dropped = table[table["rank"].isna() & ~table["reason"].str.startswith("not reached")]
         for _, r in dropped.iterrows():
             print(f"  -  {r['tool']}  {r['reason']}")
@@ -129,7 +119,7 @@ def evaluate(args) -> int:
 
     pipe = load(args.model)
     registry = pipe.steps[0][1].registry
-    data = _queries(args.queries, registry)
+    data = load_queries_jsonl(args.queries, registry)
     k = getattr(pipe.steps[-1][1], "k", 5)
     report = ranking_report(pipe.predict(data.queries), data.relevant, registry, k=k)
     if args.json:
@@ -147,7 +137,7 @@ def serve(args) -> int:
     from ._serve import serve as run
 
     if (args.model is None) == (not args.tools):
-        raise _Usage(MSG_ONE_SOURCE)
+        raise ValueError(MSG_ONE_SOURCE)
     pipe = (load(args.model) if args.model
             else _catalogue_pipeline(args.tools, args.labels, args.k))
     run(pipe)
@@ -161,14 +151,14 @@ def demo(args) -> int:
     from . import NeedAwareFilter
     from ._audit_cli import audit_summary
     from ._pipeline import build_pipeline
-    from .datasets import load_demo, load_registry_csv
+    from .datasets import load_demo
     from .metrics import ranking_report
 
     t0 = time.perf_counter()
     if (args.registry is None) != (args.queries is None):
-        raise _Usage("give both --registry and --queries, or neither.")
+        raise ValueError("give both --registry and --queries, or neither.")
     ds = (load_demo().as_dataset() if args.registry is None
-          else _queries(args.queries, load_registry_csv(args.registry)))
+          else load_queries_jsonl(args.queries, load_registry_csv(args.registry)))
     reg = ds.registry
     train, test = train_test_split(np.arange(len(ds)), test_size=args.test_size,
                                    random_state=args.seed)

@@ -86,14 +86,18 @@ def search(pipeline, query: str, k: int = DEFAULT_K) -> list[dict]:
     from ._explain import explain
 
     pipeline = _with_k(pipeline, k)
-    table = explain(pipeline, [query], k=k)
+    return _tool_rows(explain(pipeline, [query], k=k), pipeline.steps[0][1].registry)
+
+
+def _tool_rows(table, registry) -> list[dict]:
+    """The rows of :func:`search` from one query's :func:`explain` table."""
+    import pandas as pd
+
     kept = table[table["rank"].notna()].sort_values("rank", kind="stable")
-    reg = pipeline.steps[0][1].registry
     return [{
         "rank": int(row["rank"]), "name": row["tool"],
-        "description": str(reg.descriptions[reg.index_of(row["tool"])]),
-        "risk_level": None if row["risk"] is None or str(row["risk"]) == "<NA>"
-        else int(row["risk"]),
+        "description": str(registry.descriptions[registry.index_of(row["tool"])]),
+        "risk_level": None if pd.isna(row["risk"]) else int(row["risk"]),
         "risk_predicted": bool(row["risk_predicted"]), "score": float(row["score"]),
         "reason": row["reason"],
     } for _, row in kept.iterrows()]

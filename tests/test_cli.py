@@ -108,3 +108,17 @@ def test_every_command_has_help(command, capsys):
         main([command, "--help"])
     assert exit_.value.code == 0
     assert capsys.readouterr().out.startswith(f"usage: skriskrank {command}")
+
+
+def test_declared_levels_stay_declared_when_the_auditor_grades_the_rest(tmp_path):
+    from skriskrank._cli import _registry
+
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps({"tools": [
+        {"name": "read_file", "description": "Read a text file"},
+        {"name": "delete_file", "description": "Delete a file from disk"}]}), encoding="utf-8")
+    labels = tmp_path / "labels.json"
+    labels.write_text(json.dumps({"read_file": 1}), encoding="utf-8")
+    registry = _registry([tools], labels)
+    assert registry.risk_source.tolist() == ["declared", "predicted"]
+    assert registry.risk[0] == 1 and registry.risk[1] >= 3
