@@ -164,7 +164,9 @@ def _match_text(text: str) -> str:
     return f" {' '.join(_words(text))} \x00 {' '.join(soft)} "
 
 
-def _compile_keywords(keywords: Mapping[str, Iterable[str]]) -> dict[str, list[str]]:
+def _compile_keywords(keywords: Mapping[str, Iterable[str]] | None) -> dict[str, list[str]]:
+    if keywords is None:
+        keywords = DEFAULT_PERMISSION_KEYWORDS
     unknown = sorted(set(keywords) - set(PERMISSION_CATEGORIES))
     if unknown:
         raise ValueError(
@@ -212,8 +214,7 @@ def derive_permissions(
     >>> sorted(derive_permissions("curlicue_font", "Returns the curlicue font"))
     []
     """
-    compiled = _compile_keywords(DEFAULT_PERMISSION_KEYWORDS if keywords is None else keywords)
-    return _derive(_match_text(f"{name} {description}"), compiled)
+    return _derive(_match_text(f"{name} {description}"), _compile_keywords(keywords))
 
 
 def _derive(text: str, compiled: dict[str, list[str]]) -> frozenset[str]:
@@ -347,11 +348,8 @@ def _hint_permissions(hints: Mapping[str, object]) -> frozenset[str]:
 
 def _render_text(template, name: str, desc: str, params) -> str:
     if template is None:
-        if not params:
-            return TOOL_TEXT_TEMPLATE.format(name=name, description=desc)
-        return PARAMETERS_TEXT_TEMPLATE.format(
-            name=name, description=desc, parameters=format_parameters(params)
-        )
+        return (PARAMETERS_TEXT_TEMPLATE if params else TOOL_TEXT_TEMPLATE).format(
+            name=name, description=desc, parameters=format_parameters(params))
     try:
         if callable(template):
             text = template(name, desc, params)
@@ -488,17 +486,9 @@ class ToolRegistry:
                 f"names, descriptions and risk must have one entry per tool; got "
                 f"{len(names)}, {len(descriptions)} and {len(risk)}."
             )
-        if permissions is None:
-            permissions = [None] * len(names)
-        permissions = list(permissions)
-        if len(permissions) != len(names):
-            raise ValueError(
-                f"permissions must have one entry per tool; got {len(permissions)} for "
-                f"{len(names)} tools."
-            )
         per_tool = {
-            "parameters": parameters, "annotations": annotations, "risk_source": risk_source,
-            "trust_hints": trust_hints,
+            "permissions": permissions, "parameters": parameters, "annotations": annotations,
+            "risk_source": risk_source, "trust_hints": trust_hints,
         }
         for field, values in per_tool.items():
             values = [None] * len(names) if values is None else list(values)
@@ -508,12 +498,10 @@ class ToolRegistry:
                     f"{len(names)} tools."
                 )
             per_tool[field] = values
-        compiled = _compile_keywords(
-            DEFAULT_PERMISSION_KEYWORDS if permission_keywords is None else permission_keywords
-        )
+        compiled = _compile_keywords(permission_keywords)
         seen: dict[str, int] = {}
         risks, perms, params_all, hints_all, predicted, trusted, texts = ([] for _ in range(7))
-        rows = zip(names, descriptions, risk, permissions, strict=True)
+        rows = zip(names, descriptions, risk, per_tool["permissions"], strict=True)
         for i, (name, desc, r, p) in enumerate(rows):
             if not isinstance(name, str) or not name.strip():
                 raise ValueError(MSG_BAD_NAME.format(i=i, name=name))
@@ -690,16 +678,7 @@ class ToolRegistry:
     def __setstate__(self, state):
         self.__dict__.update(state)
         self.__dict__.pop("_permission_counts", None)  # a derived cache, recomputed on use
-        if "_texts" not in state:
-            # A registry pickled before parameters and hints were kept had neither.
-            n = len(self.names)
-            self.parameters = ((),) * n
-            self.declared_hints = (MappingProxyType({}),) * n
-            self.risk_predicted = np.zeros(n, dtype=bool)
-            self.hints_trusted = np.zeros(n, dtype=bool)
-            self.text_template = None
-            self._texts = tuple(f"{a}: {b}"
-                                for a, b in zip(self.names, self.descriptions, strict=True))
+        self.declared_hints = tuple(MappingProxyType(h) for h in self.declared_hints)
         for arr in self._arrays():
             arr.flags.writeable = False
 

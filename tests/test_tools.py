@@ -214,7 +214,11 @@ class TestHints:
         declared = {k: v for k, v in hints.items() if v is not None}
         assert dict(reg.declared_hints[1]) == declared
         assert dict(reg.annotations[1]) == {**HINT_DEFAULTS, **declared}
-        assert pickle.loads(pickle.dumps(reg)) == reg
+        back = pickle.loads(pickle.dumps(reg))
+        assert back == reg
+        # Read-only after a round trip too.
+        with pytest.raises(TypeError):
+            back.declared_hints[1]["readOnlyHint"] = True
 
 
 class TestRisk:
