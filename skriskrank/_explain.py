@@ -142,8 +142,7 @@ def explain(pipeline, queries, k=None):
     risk = reg.risk[cand].ravel()
     cols["risk"] = pd.array([None if r == UNKNOWN_RISK else int(r) for r in risk],
                             dtype="Int64")
-    cols["risk_predicted"] = getattr(reg, "risk_predicted", np.zeros(len(reg), bool))[
-        cand].ravel()
+    cols["risk_predicted"] = reg.risk_predicted[cand].ravel()
     cols["cosine"] = np.einsum("qd,qmd->qm", out.query_embeddings,
                                out.tool_embeddings[cand]).ravel()
     probe = RankingBatch(reg, out.query_embeddings, out.tool_embeddings, cand,

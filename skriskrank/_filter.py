@@ -28,6 +28,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import RankingStepMixin, check_relevant
 from ._fast import dot_error_bound, filter_scan, topk_rows
+from ._graph import _incidence
 
 __all__ = ["RuleFilter", "rule_filter", "rule_filter_batch"]
 
@@ -237,11 +238,8 @@ class _GoldModel:
         return np.stack([c.ravel() for c in cols], axis=1), cand
 
     def fit(self, X, relevant):
-        n_tools = len(X.registry)
         self.queries_ = X.query_embeddings
-        rows = np.repeat(np.arange(len(relevant)), [len(g) for g in relevant])
-        self.gold_ = sp.csr_array((np.ones(len(rows)), (rows, np.concatenate(relevant))),
-                                  shape=(len(relevant), n_tools))
+        self.gold_ = _incidence(relevant, len(X.registry))
         positions = X.order(self.fit_rank)
         feats, cand = self._features(X, positions, leave_out=True)
         target = np.asarray(self.gold_[_rows(cand), cand.ravel()]).ravel() > 0

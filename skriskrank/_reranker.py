@@ -14,6 +14,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import torch
+from scipy.special import expit, logit
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
@@ -28,7 +29,7 @@ from ._base import RankingStepMixin, check_relevant
 from ._embedding import _check_device
 from ._fast import topk_rows
 from ._registry import UNKNOWN_RISK
-from ._scoring import HeadWeights, _sigmoid
+from ._scoring import HeadWeights
 from .metrics import ndcg_at_k
 
 __all__ = ["RiskAwareReranker", "DualHeadModule", "DualHeadNet"]
@@ -238,9 +239,8 @@ class _TripletBatches:
     Each pass samples fresh negatives for the whole epoch in a few vectorized calls.
     """
 
-    def __init__(self, dataset, batch_size=64, shuffle=True, generator=None):
-        self.dataset, self.batch_size = dataset, batch_size
-        self.shuffle, self.generator = shuffle, generator
+    def __init__(self, dataset, batch_size=64, generator=None):
+        self.dataset, self.batch_size, self.generator = dataset, batch_size, generator
 
     def __len__(self):
         return -(-len(self.dataset) // self.batch_size)
@@ -248,8 +248,7 @@ class _TripletBatches:
     def __iter__(self):
         ds = self.dataset
         n = len(ds)
-        order = (torch.randperm(n, generator=self.generator).numpy() if self.shuffle
-                 else np.arange(n))
+        order = torch.randperm(n, generator=self.generator).numpy()
         tools = ds.sample_tools(order)
         pair_query = ds.pair_query[order]
         for s in range(0, n, self.batch_size):
@@ -345,8 +344,8 @@ class _EpochBar(Callback):
 
 
 def _logit(p):
-    p = np.clip(np.asarray(p, dtype=np.float64), 1e-6, 1 - 1e-6)
-    return np.log(p) - np.log1p(-p)
+    # Clipped: a saturated float32 f_rel of exactly 0 or 1 would give an infinite logit.
+    return logit(np.clip(np.asarray(p, dtype=np.float64), 1e-6, 1 - 1e-6))
 
 
 def _platt(rel, gold):
@@ -418,7 +417,6 @@ def _train_heads(params, seed, q_emb, t_emb, candidates, hard_pool, gold, risk, 
         module__interaction_rank=params.get("interaction_rank"), criterion=nn.MSELoss,
         optimizer=torch.optim.Adam, lr=params["lr"], max_epochs=params["epochs"],
         batch_size=params["batch_size"], train_split=None, iterator_train=_TripletBatches,
-        iterator_train__shuffle=True,
         iterator_train__generator=torch.Generator().manual_seed(seed), callbacks=callbacks,
         predict_nonlinearity=None, margin=params["margin"],
         risk_loss_weight=params["risk_loss_weight"], device=device, verbose=int(verbose > 1))
@@ -650,13 +648,13 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     def _training_params(self) -> dict:
         """The parameters that change the trained heads (the key of ``memory``'s cache)."""
         params = self.get_params()
-        for name in ("risk_weight", "verbose", "memory"):
+        # random_state is given to _train_heads as the drawn seed.
+        for name in ("risk_weight", "verbose", "memory", "random_state"):
             params.pop(name)
         if not self.validation_fraction:
             params.pop("k")  # k is only the cutoff of the validation NDCG
         if self.relevance_head == "concat":
             params.pop("interaction_rank")  # the concatenation head has no interactions
-        params.pop("random_state")  # given to _train_heads as the drawn seed
         return params
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -819,4 +817,4 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         """
         rel = self.relevance_scores(X)  # checks that the reranker is fitted
         a, b = self.relevance_calibration_
-        return _sigmoid((a * _logit(rel) + b).astype(np.float32))
+        return expit((a * _logit(rel) + b).astype(np.float32))

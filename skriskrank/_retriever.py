@@ -103,9 +103,7 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
             self._index_of(X.tool_embeddings)
 
     def _uses_index(self, n_tools) -> bool:
-        if self.search == "int8":
-            return True
-        return self.search == "auto" and n_tools >= _INDEX_MIN_TOOLS
+        return self.search == "int8" or (self.search == "auto" and n_tools >= _INDEX_MIN_TOOLS)
 
     def _index_of(self, tool_emb):
         # Keyed on the array itself, like the reranker's cached tool layer: a batch built

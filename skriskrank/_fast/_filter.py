@@ -111,7 +111,7 @@ def _scan(ranked, high, broad, emb, admit, eligible, k, max_high, max_broad, use
         length[r] = count
 
 
-def filter_scan(ranked, high, broad, emb, k, max_high, max_broad, thr, tol=None, *,
+def filter_scan(ranked, high, broad, emb, k, max_high, max_broad, thr, tol, *,
                 admit=None, eligible=None):
     """The scan's decision for every candidate of every row, and the filtered order.
 
@@ -129,9 +129,8 @@ def filter_scan(ranked, high, broad, emb, k, max_high, max_broad, thr, tol=None,
         Caps; ``None`` is no cap.
     thr : float or None
         Cosine above which a candidate is redundant; ``None`` turns the rule off.
-    tol : float or None, default=None
-        Rounding error bound of the fast dot products; ``None`` takes it from the largest
-        squared norm of ``emb``'s rows.
+    tol : float
+        Rounding error bound of the fast dot products (:func:`dot_error_bound`).
     admit : ndarray of bool of shape (n_rows, m), default=None
         Need evidence: a high-risk candidate marked here is accepted without using up
         ``max_high``, and one not marked is deferred as :data:`NOT_NEEDED` once the cap is
@@ -158,9 +157,6 @@ def filter_scan(ranked, high, broad, emb, k, max_high, max_broad, thr, tol=None,
     if emb is None or thr is None:
         emb, thr, tol = np.zeros((1, 1), dtype=np.float32), None, 0.0
     emb = np.ascontiguousarray(emb)
-    if tol is None:
-        max_sq = float(np.einsum("ij,ij->i", emb, emb, dtype=np.float64).max(initial=0.0))
-        tol = dot_error_bound(emb.dtype, emb.shape[1], max_sq)
     none = np.zeros((len(ranked), 0), dtype=bool)
     _scan(np.ascontiguousarray(ranked, dtype=np.int64), high, broad, emb,
           none if admit is None else np.ascontiguousarray(admit, dtype=bool),

@@ -303,12 +303,10 @@ class Int8CosineIndex:
                 n, self._block)
         n_blocks = len(self._blocks[0])
         bounds = np.linspace(0, n_blocks, max(1, min(int(n_threads), n_blocks)) + 1).astype(int)
-        if len(bounds) > 2:
-            futures = [thread_pool(len(bounds) - 2).submit(_scan, *args, b0, b1)
-                       for b0, b1 in zip(bounds[1:-1], bounds[2:], strict=True)]
-            parts = [_scan(*args, bounds[0], bounds[1])] + [f.result() for f in futures]
-        else:
-            parts = [_scan(*args, 0, n_blocks)]
+        # This thread scans the first share; a pool (if there are more shares) the others.
+        futures = [thread_pool(len(bounds) - 2).submit(_scan, *args, b0, b1)
+                   for b0, b1 in zip(bounds[1:-1], bounds[2:], strict=True)]
+        parts = [_scan(*args, bounds[0], bounds[1])] + [f.result() for f in futures]
         out_idx = np.empty((len(q), n), dtype=np.int64)
         out_scores = np.empty((len(q), n), dtype=np.float32)
         for j in range(len(q)):
