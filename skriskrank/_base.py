@@ -139,6 +139,29 @@ class RankingStepMixin:
         check_is_fitted(self)
         return self.transform(X).ranked_names(self.k)
 
+    #: Attributes that :meth:`_cached` fills; never pickled, recomputed on first use.
+    _caches = ()
+
+    def _cached(self, name: str, key: tuple, build):
+        """``build()``, kept in attribute ``name`` for as long as ``key`` stays the same.
+
+        Arrays in ``key`` compare by identity: batches from one embedder share one tool
+        array, and a batch built on other embeddings of the same registry must not reuse
+        what was built for these.
+        """
+        cached = self.__dict__.get(name)
+        if cached is None or any(a is not b if isinstance(a, np.ndarray) else a != b
+                                 for a, b in zip(cached[0], key, strict=True)):
+            cached = self.__dict__[name] = (key, build())
+        return cached[1]
+
+    def __getstate__(self):
+        # A copy: BaseEstimator.__getstate__ may return the live __dict__ itself.
+        state = dict(super().__getstate__())
+        for name in self._caches:
+            state.pop(name, None)
+        return state
+
     def _fit_batch_state(self, X: RankingBatch) -> None:
         """Record what a later ``transform`` must match."""
         self.registry_ = X.registry

@@ -440,6 +440,8 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
     [[1, 3, 2, 0]]
     """
 
+    _caches = ("_tools",)  # the per-tool half of the rules, per tool array
+
     _parameter_constraints: dict = {
         **_OPTIONS, "relevance_floor": [Interval(Real, 0, 1, closed="both"), None]}
     #: The gold-probability model reads the query-neighbour feature (NeedAwareFilter).
@@ -477,20 +479,8 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
     def _tool_rules_of(self, X, options):
         # Keyed on the tool arrays themselves and on the options the per-tool half reads.
         arrays = (X.registry.risk, X.registry.permission_counts, X.tool_embeddings)
-        key = (*arrays, options[2], options[4], options[5] is not None)
-        cached = getattr(self, "_tools", None)
-        if cached is None or len(cached[0]) != len(key) or any(
-                a is not b if isinstance(a, np.ndarray) else a != b
-                for a, b in zip(cached[0], key, strict=True)):
-            cached = (key, _tool_rules(*arrays, options[2], options[4], options[5]))
-            self._tools = cached
-        return cached[1]
-
-    def __getstate__(self):
-        # A copy: BaseEstimator.__getstate__ may return the live __dict__ itself.
-        state = dict(super().__getstate__())
-        state.pop("_tools", None)  # recomputed on first use: a function of the tool arrays
-        return state
+        return self._cached("_tools", (*arrays, options[2], options[4], options[5] is not None),
+                            lambda: _tool_rules(*arrays, options[2], options[4], options[5]))
 
     def transform(self, X):
         """Reorder each query's candidates by the filter.

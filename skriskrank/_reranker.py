@@ -590,6 +590,8 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     (20,)
     """
 
+    _caches = ("_tool_side", "_net")  # the tool layer per tool array; the rebuilt net
+
     _parameter_constraints: dict = {
         "risk_weight": [Interval(Real, 0, None, closed="left")],
         "hidden": [Interval(Integral, 1, None, closed="left")],
@@ -711,17 +713,11 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         return self
 
     # -- inference -----------------------------------------------------------------------------
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state["_tool_side"] = None  # recomputed on first use
-        state.pop("_net", None)
-        return state
-
     @property
     def net_(self) -> DualHeadNet:
         """The trained skorch net, rebuilt from ``module_state_`` (prediction only)."""
         check_is_fitted(self)
-        if getattr(self, "_net", None) is None:
+        if self.__dict__.get("_net") is None:
             # The module's shape comes from the weights, not from parameters that
             # set_params may have changed since.
             state = self.module_state_
@@ -740,13 +736,7 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         return self._net
 
     def _side_of(self, tool_emb):
-        # Keyed on the array itself: batches from one embedder share one tool array, and a
-        # batch built on other embeddings of the same registry must not reuse these.
-        cached = getattr(self, "_tool_side", None)
-        if cached is None or cached[0] is not tool_emb:
-            cached = (tool_emb, self.heads_.tool_side(tool_emb))
-            self._tool_side = cached
-        return cached[1]
+        return self._cached("_tool_side", (tool_emb,), lambda: self.heads_.tool_side(tool_emb))
 
     def relevance_scores(self, X) -> np.ndarray:
         """f_rel of each candidate of the batch.

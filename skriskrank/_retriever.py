@@ -82,6 +82,8 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
     [['t1', 't2']]
     """
 
+    _caches = ("_index",)  # the int8 index, per tool array
+
     _parameter_constraints: dict = {
         "n_candidates": [Interval(Integral, 1, None, closed="left")],
         "k": [Interval(Integral, 1, None, closed="left")],
@@ -110,15 +112,13 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
         # on other embeddings of the same registry gets an index of its own. An array the
         # index cannot take (not float32, not finite) is remembered too, so that the exact
         # path does not retry the O(n_tools) build on every call.
-        cached = getattr(self, "_index", None)
-        if cached is None or cached[0] is not tool_emb:
+        def build():
             try:
-                index = Int8CosineIndex(tool_emb)
+                return Int8CosineIndex(tool_emb)
             except ValueError:
-                index = None
-            cached = (tool_emb, index)
-            self._index = cached
-        return cached[1]
+                return None
+
+        return self._cached("_index", (tool_emb,), build)
 
     def _threads(self) -> int:
         if self.n_jobs is None:
@@ -136,11 +136,6 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
         if omp.isdigit() and int(omp) > 0:
             limits.append(int(omp))
         return max(1, min(threads, *limits))
-
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state["_index"] = None  # rebuilt on first use: it is a function of the embeddings
-        return state
 
     def transform(self, X):
         """Keep the top ``n_candidates`` of each query.
