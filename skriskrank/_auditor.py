@@ -10,13 +10,16 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy import sparse
+from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import cohen_kappa_score
 from sklearn.preprocessing import normalize
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._embedding import MSG_QUERY_BAD, check_queries
 from ._registry import (
     _CAMEL,
     UNKNOWN_RISK,
@@ -48,7 +51,7 @@ MSG_X_TYPE = (
     "X must be a ToolRegistry or a sequence of tool texts (non-empty strings), got {type}."
 )
 MSG_X_EMPTY = "X is empty: give at least one tool."
-MSG_X_TEXT = "X[{i}] must be a non-empty string, got {value!r}."
+MSG_X_TEXT = MSG_QUERY_BAD  # raised by check_queries, which checks the texts
 MSG_Y_LENGTH = "y must have one level per tool: {n} tools but {got} levels."
 MSG_Y_LEVEL = "{tool}: level must be an integer in 1..5, got {value!r}."
 MSG_Y_UNKNOWN = (
@@ -223,17 +226,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
     def _texts(X) -> list[str]:
         if isinstance(X, ToolRegistry):
             return X.texts
-        if isinstance(X, (str, bytes)) or not hasattr(X, "__iter__"):
-            raise ValueError(MSG_X_TYPE.format(type=type(X).__name__))
-        if getattr(X, "ndim", 1) != 1:
-            raise ValueError(MSG_X_TYPE.format(type=f"a {X.ndim}-d array"))
-        texts = list(X)
-        if not texts:
-            raise ValueError(MSG_X_EMPTY)
-        for i, t in enumerate(texts):
-            if not isinstance(t, str) or not t.strip():
-                raise ValueError(MSG_X_TEXT.format(i=i, value=t))
-        return texts
+        return check_queries(X, type_msg=MSG_X_TYPE, empty_msg=MSG_X_EMPTY)
 
     @staticmethod
     def _labels(X, y, n: int) -> np.ndarray:
@@ -341,8 +334,8 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
     def _class_weight(self, y):
         if not isinstance(self.class_weight, str):
             return self.class_weight
-        levels, counts = np.unique(y, return_counts=True)
-        weights = len(y) / (len(levels) * counts)
+        levels = np.unique(y)
+        weights = compute_class_weight("balanced", classes=levels, y=y)
         if self.class_weight == "sqrt_balanced":
             weights = np.sqrt(weights)
         return {int(k): float(w) for k, w in zip(levels, weights, strict=True)}
@@ -350,10 +343,8 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
     # -- prediction ---------------------------------------------------------------------------
     def _text_proba(self, texts) -> np.ndarray:
         F = self._features(texts)
-        logits = F @ self.coef_.T.astype(np.float64) + self.intercept_.astype(np.float64)
-        logits -= logits.max(axis=1, keepdims=True)
-        p = np.exp(logits)
-        return p / p.sum(axis=1, keepdims=True)
+        return softmax(F @ self.coef_.T.astype(np.float64) + self.intercept_.astype(np.float64),
+                       axis=1)
 
     @staticmethod
     def _hint_bounds(X, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -612,8 +603,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         text_risky = text_P[:, _RISKY - 1:].sum(axis=1)
         rows = []
         for i in range(n):
-            hints = dict(reg.declared_hints[i]) if reg is not None else {}
-            hints.pop("title", None)
+            hints = reg.declared_hints[i] if reg is not None else {}  # a title is ignored
             reasons = []
             if abs(p_risky[i] - 0.5) < self.review_margin:
                 reasons.append(f"unsure: P(level >= 3) = {p_risky[i]:.2f}")

@@ -50,15 +50,15 @@ def clear_caches() -> None:
         _STORES.clear()
 
 
-def check_queries(X) -> list[str]:
-    """Validate a batch of raw queries and return it as a list of str."""
+def check_queries(X, *, type_msg=MSG_QUERIES_TYPE, empty_msg=MSG_QUERIES_EMPTY) -> list[str]:
+    """Validate a batch of raw queries (or other texts) and return it as a list of str."""
     if isinstance(X, (str, bytes)) or not hasattr(X, "__len__") or not hasattr(X, "__iter__"):
-        raise ValueError(MSG_QUERIES_TYPE.format(type=type(X).__name__))
+        raise ValueError(type_msg.format(type=type(X).__name__))
     if hasattr(X, "ndim") and X.ndim != 1:
-        raise ValueError(MSG_QUERIES_TYPE.format(type=f"a {X.ndim}-d array"))
+        raise ValueError(type_msg.format(type=f"a {X.ndim}-d array"))
     queries = list(X)
     if not queries:
-        raise ValueError(MSG_QUERIES_EMPTY)
+        raise ValueError(empty_msg)
     for i, q in enumerate(queries):
         if not isinstance(q, str) or not q.strip():
             raise ValueError(MSG_QUERY_BAD.format(i=i, value=q))
