@@ -374,12 +374,15 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         proba : ndarray of float, shape (n_tools, 5)
             Columns in the order of ``classes_`` (levels 1..5).
         """
+        return self._probabilities(X)[2]
+
+    def _probabilities(self, X):
+        """``(texts, the text's probabilities, those within the hints' bounds)``."""
         check_is_fitted(self)
         validate_data(self, X, skip_check_array=True, ensure_2d=False, reset=False)
-        return self._bounded(self._text_proba(self._texts(X)), X)
-
-    def _bounded(self, P, X):
-        """``P`` (the text's probabilities, changed in place) within the hints' bounds."""
+        texts = self._texts(X)
+        text_P = self._text_proba(texts)
+        P = text_P.copy()
         low, high = self._hint_bounds(X, len(P))
         for i in np.flatnonzero((low > 1) | (high < 5)):
             lo, hi = low[i] - 1, high[i] - 1
@@ -387,7 +390,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
             P[i, hi] += P[i, hi + 1:].sum()
             P[i, :lo] = 0.0
             P[i, hi + 1:] = 0.0
-        return P
+        return texts, text_P, P
 
     def _quantile(self, P: np.ndarray, coverage: float) -> np.ndarray:
         cum = np.cumsum(P, axis=1)
@@ -572,12 +575,8 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         """
         import pandas as pd
 
-        texts = self._texts(X)
+        texts, text_P, P = self._probabilities(X)
         n = len(texts)
-        check_is_fitted(self)
-        validate_data(self, X, skip_check_array=True, ensure_2d=False, reset=False)
-        text_P = self._text_proba(texts)
-        P = self._bounded(text_P.copy(), X)
         predicted = self._quantile(P, self.coverage)
         median = self._quantile(P, 0.5)
         p_risky = np.clip(P[:, _RISKY - 1:].sum(axis=1), 0.0, 1.0)  # 1 + 1e-16 is 1

@@ -44,6 +44,9 @@ class TestResolveVotes:
         out = resolve_votes([[2, 3], [2, None]])
         assert out["level"].tolist() == [3, 2]
         assert out["n_votes"].tolist() == [2, 1]
+        # A blank cell of a nullable integer column (pandas.NA) is a missing vote too.
+        votes = pd.DataFrame({"x": [2, 2], "y": [3, None]}, dtype="Int64")
+        assert resolve_votes(votes)["n_votes"].tolist() == [2, 1]
 
     @pytest.mark.parametrize("bad", [0, 6, 2.5, "3", True])
     def test_vote_outside_levels(self, bad):

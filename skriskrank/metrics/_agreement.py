@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .._registry import _is_level
+from .._registry import _is_level, _is_missing
 
 __all__ = ["agreement", "ordinal_alpha", "resolve_votes"]
 
@@ -24,7 +24,7 @@ MSG_PAIR_EMPTY = "y_a and y_b are empty: agreement needs at least one tool."
 
 
 def _level(item: str, v) -> float:
-    if v is None or (isinstance(v, (float, np.floating)) and np.isnan(v)):
+    if _is_missing(v):
         return np.nan
     if not _is_level(v):
         raise ValueError(MSG_VOTE_LEVEL.format(item=item, value=v))
