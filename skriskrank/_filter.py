@@ -285,7 +285,7 @@ def rule_filter(ranked, risk, permission_counts, embeddings, k=5, *, max_high_ri
         0 or a negative value are never treated as safe.
     permission_counts : array-like of int of shape (n_tools,)
         Number of high-risk permission categories per tool (integers >= 0), for example
-        :attr:`ToolRegistry.permission_counts`.
+        ``ToolRegistry.permission_counts``.
     embeddings : array-like of float of shape (n_tools, dim) or None
         L2-normalized tool embeddings: the dot product of two rows is their cosine
         similarity. Only the rows ``ranked`` references are read (and must be finite).

@@ -554,6 +554,7 @@ class ToolRegistry:
         self.permission_matrix = np.array(
             [[c in p for c in PERMISSION_CATEGORIES] for p in perms], dtype=bool
         ).reshape(len(names), len(PERMISSION_CATEGORIES))
+        self.permission_counts = self.permission_matrix.sum(axis=1, dtype=np.int64)
         self.parameters = tuple(params_all)
         self.declared_hints = tuple(hints_all)
         self.risk_predicted = np.array(predicted, dtype=bool)
@@ -579,7 +580,7 @@ class ToolRegistry:
 
     def _arrays(self):
         return (self.names, self.descriptions, self.risk, self.permission_matrix,
-                self.risk_predicted, self.hints_trusted)
+                self.permission_counts, self.risk_predicted, self.hints_trusted)
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
@@ -677,7 +678,6 @@ class ToolRegistry:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self.__dict__.pop("_permission_counts", None)  # a derived cache, recomputed on use
         self.declared_hints = tuple(MappingProxyType(h) for h in self.declared_hints)
         for arr in self._arrays():
             arr.flags.writeable = False
@@ -731,18 +731,6 @@ class ToolRegistry:
     def risk_known(self) -> np.ndarray:
         """Boolean mask, False where the tool has no risk label."""
         return self.risk != UNKNOWN_RISK
-
-    @property
-    def permission_counts(self) -> np.ndarray:
-        """Number of high-risk permission categories per tool (read-only)."""
-        # Computed once: the rule filter reads it on every call, and at 100k tools the sum
-        # costs more than filtering one query.
-        counts = self.__dict__.get("_permission_counts")
-        if counts is None:
-            counts = self.permission_matrix.sum(axis=1).astype(np.int64)
-            counts.flags.writeable = False
-            self.__dict__["_permission_counts"] = counts
-        return counts
 
     def index_of(self, names) -> np.ndarray:
         """Registry indices of tool names.
