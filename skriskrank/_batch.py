@@ -258,10 +258,8 @@ class RankingBatch:
             return self.replace(scores=scores)
         key = scores if self.lengths is None else np.where(
             np.arange(self.n_candidates) < self.lengths[:, None], scores, -np.inf)
-        order = np.argsort(-key, axis=1, kind="stable")
-        return self.replace(candidates=np.take_along_axis(self._candidates, order, axis=1),
-                            scores=np.take_along_axis(scores, order, axis=1),
-                            lengths=self.lengths)
+        return self.replace(scores=scores).take(np.argsort(-key, axis=1, kind="stable"),
+                                                self.lengths)
 
     def take(self, columns, lengths=None) -> RankingBatch:
         """Ranked lists of the given candidate positions of each row, with their scores."""

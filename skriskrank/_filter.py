@@ -108,18 +108,14 @@ def _check_options(k, max_high_risk, high_risk_level, max_broad, broad_level, th
     return int(k), max_high_risk, int(high_risk_level), max_broad, int(broad_level), thr
 
 
-def _check_ranked(ranked):
-    """The rankings as a (n_rows, m) int64 array, and whether the input was 1-D."""
+def _check_ranked(ranked, n_tools):
+    """The checked rankings as a (n_rows, m) int64 array, and whether the input was 1-D."""
     ranked = np.asarray(ranked)
     if ranked.ndim not in (1, 2):
         raise ValueError(MSG_RANKED_SHAPE.format(shape=ranked.shape))
     if ranked.dtype.kind not in "iu":
         raise ValueError(MSG_RANKED_DTYPE.format(dtype=ranked.dtype))
-    return ranked.reshape(1, -1) if ranked.ndim == 1 else ranked, ranked.ndim == 1
-
-
-def _check_indices(ranked, n_tools, single):
-    """Range and uniqueness of each row, vectorized over rows."""
+    single, ranked = ranked.ndim == 1, np.atleast_2d(ranked)
 
     def where(i):
         return "ranked" if single else f"ranked[{i}]"
@@ -137,7 +133,7 @@ def _check_indices(ranked, n_tools, single):
             first, second = np.flatnonzero(ranked[i] == s[i, j])[:2]
             raise ValueError(MSG_DUPLICATE.format(where=where(i), index=int(s[i, j]),
                                                   first=int(first), second=int(second)))
-    return ranked.astype(np.int64, copy=False)
+    return ranked.astype(np.int64, copy=False), single
 
 
 def _tool_rules(risk, counts, embeddings, high_risk_level, broad_level, thr, rows=None):
@@ -344,9 +340,8 @@ def rule_filter(ranked, risk, permission_counts, embeddings, k=5, *, max_high_ri
     """
     options = _check_options(k, max_high_risk, high_risk_level, max_broad, broad_level,
                              redundancy_threshold)
-    rows, single = _check_ranked(ranked)
     n_tools = len(np.asarray(risk).reshape(-1))
-    rows = _check_indices(rows, n_tools, single)
+    rows, single = _check_ranked(ranked, n_tools)
     if rows.size == 0:
         return rows.reshape(np.shape(ranked)).copy()
     # Only the tools the rankings reference are flagged and checked.
