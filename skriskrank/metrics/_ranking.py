@@ -121,8 +121,6 @@ def _check_relevant(relevant, n_queries: int) -> list[frozenset]:
 
 def _risk_levels(risk, names: list[str]) -> np.ndarray:
     """Risk level per name as int64, unknown levels as UNKNOWN_RISK."""
-    if not names:
-        return np.zeros(0, dtype=np.int64)
     if isinstance(risk, ToolRegistry):
         # index_of raises a ValueError naming every tool that is not in the registry.
         return risk.risk_of(names)
@@ -148,24 +146,21 @@ class _PerQuery:
 
     def __init__(self, rows, gold, risk, k):
         self.rows, self.gold, self.risk_source, self.k = rows, gold, risk, k
-        n = len(rows)
-        lens = np.fromiter((min(len(r), k) for r in rows), dtype=np.int64, count=n)
+        lens = np.fromiter((min(len(r), k) for r in rows), dtype=np.int64, count=len(rows))
         # The top k of every list on a (n_queries, k) grid; a short list leaves empty slots.
-        self._at = (np.repeat(np.arange(n), lens),
-                    np.arange(lens.sum()) - np.repeat(np.cumsum(lens) - lens, lens))
+        self.present = np.arange(k) < lens[:, None]
         self.names = [t for r in rows for t in r[:k]]
-        self.present = self._grid(np.ones(len(self.names), dtype=bool), False)
 
     def _grid(self, flat, fill):
-        out = np.full((len(self.rows), self.k), fill, dtype=np.asarray(flat).dtype)
-        out[self._at] = flat
+        out = np.full(self.present.shape, fill, dtype=np.asarray(flat).dtype)
+        out[self.present] = flat  # row-major, the order of self.names
         return out
 
     @functools.cached_property
     def hits(self):
         """(n_queries, k) bool: the tool at that rank is relevant."""
-        return self._grid(np.fromiter((t in self.gold[i] for i, t in zip(
-            self._at[0].tolist(), self.names, strict=True)), bool, len(self.names)), False)
+        flat = (t in g for r, g in zip(self.rows, self.gold, strict=True) for t in r[:self.k])
+        return self._grid(np.fromiter(flat, bool, len(self.names)), False)
 
     @functools.cached_property
     def levels(self):
@@ -196,15 +191,14 @@ class _PerQuery:
         return self._ndcg(gain, self._gold_count(lambda lv: lv < SEVERE_LEVEL).astype(int))
 
     def mrr(self, cutoff=None):
-        out = np.zeros(len(self.rows))
-        for i, (row, g) in enumerate(zip(self.rows, self.gold, strict=True)):
-            first = next((j for j, t in enumerate(row[:cutoff]) if t in g), None)
-            out[i] = 0.0 if first is None else 1.0 / (first + 1)
-        return out
+        return np.array([
+            next((1.0 / rank for rank, t in enumerate(row[:cutoff], start=1) if t in g), 0.0)
+            for row, g in zip(self.rows, self.gold, strict=True)
+        ])
 
     def _exposure(self, level, unneeded=False):
-        # Divided by k even for a shorter list: an empty slot exposes nothing.
-        exposed = (self.levels >= level) & self.present
+        # Divided by k even for a shorter list: an empty slot (level 0) exposes nothing.
+        exposed = self.levels >= level
         return (exposed & ~self.hits if unneeded else exposed).sum(axis=1) / self.k
 
     def rvr(self):
