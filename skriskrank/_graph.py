@@ -58,15 +58,6 @@ def _check_edge_types(edge_types) -> tuple[str, ...]:
     return edge_types
 
 
-def _rows_per_block(n_cols: int, block_size) -> int:
-    if block_size is None:
-        return max(1, min(2048, _BLOCK_ELEMENTS // max(n_cols, 1)))
-    bad_type = isinstance(block_size, (bool, np.bool_)) or not isinstance(block_size, Integral)
-    if bad_type or block_size < 1:
-        raise ValueError(MSG_BLOCK_SIZE.format(value=block_size))
-    return int(block_size)
-
-
 def _incidence(relevant_indices, n_tools: int) -> sp.csr_array:
     """The (n_queries, n_tools) 0/1 matrix of the training queries' gold tools."""
     rows = []
@@ -77,9 +68,8 @@ def _incidence(relevant_indices, n_tools: int) -> sp.csr_array:
             raise ValueError(MSG_BAD_RELEVANT.format(i=i, n_tools=n_tools, value=rel.tolist()))
         # A tool listed twice in one gold set still co-occurs once per query.
         rows.append(np.unique(rel).astype(np.int64))
-    lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
-    indptr = np.concatenate([[0], np.cumsum(lengths)])
-    indices = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+    indptr = np.cumsum([0, *map(len, rows)])
+    indices = np.concatenate([np.zeros(0, np.int64), *rows])
     return sp.csr_array(
         (np.ones(len(indices), dtype=np.int64), indices, indptr), shape=(len(rows), n_tools)
     )
@@ -88,19 +78,20 @@ def _incidence(relevant_indices, n_tools: int) -> sp.csr_array:
 def _upper_pairs_blockwise(F: np.ndarray, keep, block_size):
     """``(i, j, F[i] @ F[j])`` for the pairs ``i < j`` that pass ``keep``, one band at a time."""
     n = len(F)
-    rows_per_block = _rows_per_block(n, block_size)
-    out_i, out_j, out_v = [], [], []
-    for s in range(0, n, rows_per_block):
-        e = min(s + rows_per_block, n)
-        block = F[s:e] @ F[s:].T
+    if block_size is None:
+        block_size = max(1, min(2048, _BLOCK_ELEMENTS // max(n, 1)))
+    bad_type = isinstance(block_size, (bool, np.bool_)) or not isinstance(block_size, Integral)
+    if bad_type or block_size < 1:
+        raise ValueError(MSG_BLOCK_SIZE.format(value=block_size))
+    out_i, out_j, out_v = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], [np.zeros(0, F.dtype)]
+    for s in range(0, n, block_size):
+        block = F[s:s + block_size] @ F[s:].T
         r, c = np.nonzero(keep(block))
         upper = c > r
         r, c = r[upper], c[upper]
         out_i.append(r + s)
         out_j.append(c + s)
         out_v.append(block[r, c])
-    if not out_i:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, F.dtype)
     return np.concatenate(out_i), np.concatenate(out_j), np.concatenate(out_v)
 
 
@@ -225,33 +216,20 @@ def build_tool_graph(registry, tool_embeddings, relevant_indices, *,
             i, j, m = i[keep], j[keep], m[keep]
         terms["permission"] = (i, j, _W_PERM * m.astype(np.float64) / P.shape[1])
 
-    edge_counts = {name: int(len(terms[name][2])) if name in terms else 0 for name in EDGE_TYPES}
+    edge_counts = {name: len(terms[name][2]) if name in terms else 0 for name in EDGE_TYPES}
     empty = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
     rows, cols, vals = (np.concatenate(x) for x in zip(empty, *terms.values(), strict=True))
-    W = sp.coo_array((vals.astype(np.float64), (rows, cols)), shape=(n_tools, n_tools)).tocsr()
+    W = sp.coo_array((vals, (rows, cols)), shape=(n_tools, n_tools)).tocsr()
     if W.nnz:
         W.data /= W.data.max()
     A = (W + W.T).tocsr()
     A.sort_indices()
-    deg = np.asarray(A.sum(axis=1)).ravel()
+    deg = A.sum(axis=1)
     dinv = np.zeros(n_tools)
     np.divide(1.0, np.sqrt(deg), out=dinv, where=deg > 0)
     row_of = np.repeat(np.arange(n_tools), np.diff(A.indptr))
     A.data *= dinv[row_of] * dinv[A.indices]
     return A, edge_counts
-
-
-def _smooth(graph: sp.csr_array, candidates, scores, alpha: float):
-    """``(h0 + h1) / 2 = (1 - alpha/2) h0 + alpha/2 h0 A^T`` per query, as float32.
-
-    ``h0 A^T`` sums over each candidate's neighbours among the candidates (all, for
-    ``candidates=None``, the full pool).
-    """
-    keep = np.float64(1.0 - alpha / 2)
-    if alpha == 0:
-        return np.multiply(scores, np.float32(keep), dtype=np.float32)
-    out = keep * scores.astype(np.float64) + (alpha / 2) * spread(graph, candidates, scores)
-    return out.astype(np.float32)
 
 
 class GraphSmoother(RankingStepMixin, TransformerMixin, BaseEstimator):
@@ -378,5 +356,12 @@ class GraphSmoother(RankingStepMixin, TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = self._check_input(X, reset=False)
+        alpha = float(self.alpha)
+        if alpha == 0:
+            return X.with_scores(X.scores.astype(np.float32))
+        # (h0 + h1) / 2 = (1 - alpha/2) h0 + alpha/2 h0 A^T, where h0 A^T sums over each
+        # candidate's neighbours among the candidates (all of them for the full pool).
         candidates = None if X.is_full_pool else X.candidates
-        return X.with_scores(_smooth(self.graph_, candidates, X.scores, float(self.alpha)))
+        neighbours = spread(self.graph_, candidates, X.scores)
+        smoothed = (1.0 - alpha / 2) * X.scores.astype(np.float64) + (alpha / 2) * neighbours
+        return X.with_scores(smoothed.astype(np.float32))

@@ -41,7 +41,6 @@ __all__ = ["Int8CosineIndex"]
 #: Extra slack on every interval, far above the float64 rounding of the bounds themselves.
 _ROUNDING = 1e-9
 
-
 #: Tools per block of the scan: one block's codes (96 KB at d = 384) stay in L2 while its
 #: dot products are taken, and its bound summary is one integer test per tool.
 _BLOCK = 256
@@ -187,17 +186,6 @@ def _finish(emb, q, rows, n, out_idx, out_scores):
         out_scores[t] = scores[order[t]]
 
 
-def _query_levels(dim) -> int:
-    """Largest query code magnitude whose int32 dot product with int8 codes cannot overflow.
-
-    Queries are quantized to int16 (32,767 levels where ``dim`` allows): their rounding
-    residual is then about 250 times smaller than an int8 one, which halves the error bound
-    and so the tools that need exact rescoring, at no cost to the scan (the codes it streams
-    are the tools' int8 ones).
-    """
-    return int(min(32767, (2**31 - 1) // (127 * max(dim, 1))))
-
-
 def _quantize(x, levels=127, dtype=np.int8):
     """Integer codes, scales, code norms and residual norms of the rows of ``x``.
 
@@ -247,18 +235,15 @@ class Int8CosineIndex:
         self._codes = codes[self._perm]
         self._block = int(block)
         starts = np.arange(0, len(emb), self._block)
-        self._blocks = tuple(
-            np.ascontiguousarray(f.reduceat(x[self._perm], starts)) if len(emb) else np.empty(0)
-            for f, x in ((np.minimum, scale), (np.maximum, scale), (np.maximum, resid),
-                         (np.maximum, norm_c + resid))
-        )
+        self._blocks = tuple(f.reduceat(x[self._perm], starts) for f, x in (
+            (np.minimum, scale), (np.maximum, scale), (np.maximum, resid),
+            (np.maximum, norm_c + resid)))
         # Rows need not be exactly unit: the rounding bound scales with the largest norm.
-        self._max_norm = float(np.sqrt(np.einsum("ij,ij->i", emb, emb, dtype=np.float64).max()))
+        max_norm = float(np.sqrt(np.einsum("ij,ij->i", emb, emb, dtype=np.float64).max()))
         # The float32 rescoring's error bound is affine in the query norm: a + b * ||q||.
         dim = emb.shape[1]
         floor = dot_error_bound(np.float32, dim, 0.0)
-        self._delta = (floor + _ROUNDING,
-                       dot_error_bound(np.float32, dim, self._max_norm) - floor)
+        self._delta = (floor + _ROUNDING, dot_error_bound(np.float32, dim, max_norm) - floor)
         self.nbytes = self._codes.nbytes + self._perm.nbytes + 4 * 8 * len(starts)
 
     def top(self, queries, n, *, n_threads=1):
@@ -294,8 +279,12 @@ class Int8CosineIndex:
                 f"{q.shape}{'' if np.isfinite(q).all() else ' with non-finite values'}.")
         if n == 0:  # the kernel's heap needs a slot
             return np.empty((len(q), 0), dtype=np.int64), np.empty((len(q), 0), np.float32)
-        qcodes, qscale, qnorm_c, qresid = _quantize(
-            q, levels=_query_levels(q.shape[1]), dtype=np.int16)
+        # Queries are quantized to int16, as many levels as int32 dot products with int8
+        # codes allow (32,767 where dim does): their rounding residual is then about 250
+        # times smaller than an int8 one, which halves the error bound and so the tools that
+        # need exact rescoring, at no cost to the scan (it streams the tools' int8 codes).
+        levels = min(32767, (2**31 - 1) // (127 * max(q.shape[1], 1)))
+        qcodes, qscale, qnorm_c, qresid = _quantize(q, levels=levels, dtype=np.int16)
         # The float32 cosine of the rescoring is within this of the exact dot product.
         q_norm = float(np.sqrt(np.einsum("ij,ij->i", q, q, dtype=np.float64).max()))
         delta = self._delta[0] + self._delta[1] * q_norm

@@ -33,11 +33,7 @@ MSG_BM25_INDEX = (
 _MMR_CHUNK = 64
 
 
-class _BaselineStep(RankingStepMixin, TransformerMixin, BaseEstimator):
-    """A baseline step: nothing is learned from ``y``."""
-
-
-class RiskPenaltyReranker(_BaselineStep):
+class RiskPenaltyReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     """Subtract a fixed penalty per audited risk level from the current scores.
 
     ``s = score - risk_weight * (r - 1) / 4``, where ``r`` is the registry's risk level of
@@ -105,7 +101,7 @@ class RiskPenaltyReranker(_BaselineStep):
         return X.with_scores((X.scores - penalty[X.candidates]).astype(np.float32))
 
 
-class MMRReranker(_BaselineStep):
+class MMRReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     """Maximal marginal relevance over the current scores (Carbonell and Goldstein, 1998).
 
     The first ``k`` places are filled greedily: each step takes the candidate maximizing
@@ -175,23 +171,23 @@ class MMRReranker(_BaselineStep):
         lam = float(self.relevance_weight)
         cols = np.empty((n_q, m), dtype=np.int64)
         for s in range(0, n_q, _MMR_CHUNK):
-            rows = np.arange(min(_MMR_CHUNK, n_q - s))
-            emb = X.tool_embeddings[ranked[s:s + len(rows)]]  # (queries, m, dim)
+            chunk = slice(s, s + _MMR_CHUNK)
+            emb = X.tool_embeddings[ranked[chunk]]  # (queries, m, dim)
+            rows = np.arange(len(emb))
             taken = np.zeros((len(rows), m), dtype=bool)
             max_sim = np.full((len(rows), m), -np.inf)
             for step in range(n_pick):
-                gain = scores[s:s + len(rows)].copy()
+                gain = scores[chunk].copy()
                 if step:
                     gain = lam * gain - (1.0 - lam) * max_sim
                 gain[taken] = -np.inf
                 # argmax takes the first maximum, so ties keep the score order.
                 col = np.argmax(gain, axis=1)
-                cols[s:s + len(rows), step] = col
+                cols[chunk, step] = col
                 taken[rows, col] = True
                 sims = np.vecdot(emb, emb[rows, col][:, None, :])
                 np.maximum(max_sim, sims, out=max_sim)
-            cols[s:s + len(rows), n_pick:] = np.argsort(taken, axis=1, kind="stable")[
-                :, : m - n_pick]
+            cols[chunk, n_pick:] = np.argsort(taken, axis=1, kind="stable")[:, : m - n_pick]
         return X.take(np.take_along_axis(positions, cols, axis=1))
 
 
@@ -201,7 +197,7 @@ def _query_texts(step, X) -> list[str]:
     return list(X.queries)
 
 
-class BM25Reranker(_BaselineStep):
+class BM25Reranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     """Score each candidate by BM25 between the query text and the tool text.
 
     A lexical baseline over ``registry.texts`` (``"{name}: {description}"``), with the
@@ -253,7 +249,6 @@ class BM25Reranker(_BaselineStep):
         self.k = k
 
     def _fit_step(self, X, y):
-        # Index the registry's tool texts.
         try:
             import bm25s
         except ImportError as exc:
@@ -290,7 +285,7 @@ class BM25Reranker(_BaselineStep):
         return X.with_scores(np.take_along_axis(full, X.candidates, axis=1))
 
 
-class CrossEncoderReranker(_BaselineStep):
+class CrossEncoderReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     """Rescore each query's top candidates with a ``sentence_transformers.CrossEncoder``.
 
     The cross-encoder reads the query text (``batch.queries``) and the tool text
@@ -350,18 +345,13 @@ class CrossEncoderReranker(_BaselineStep):
         self.device = device
         self.k = k
 
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state.pop("_model", None)  # the weights reload by name or path
-        return state
-
     def _cross_encoder(self):
-        if getattr(self, "_model", None) is None:
-            # The bi-encoder's resolution: a local directory by its absolute path, else a name.
-            model = str(self.model)
-            self._model = _load_model(_resolve_model(model)[1], self.device_, model,
-                                      kind="CrossEncoder", message=MSG_CROSS_ENCODER_UNAVAILABLE)
-        return self._model
+        # The bi-encoder's resolution: a local directory by its absolute path, else a name.
+        # _load_model keeps one model per process and device, so the step holds (and
+        # pickles) no weights.
+        model = str(self.model)
+        return _load_model(_resolve_model(model)[1], self.device_, model,
+                           kind="CrossEncoder", message=MSG_CROSS_ENCODER_UNAVAILABLE)
 
     def _fit_step(self, X, y):
         # Load the cross-encoder now, so that a model that cannot load fails the fit.
@@ -370,7 +360,6 @@ class CrossEncoderReranker(_BaselineStep):
                 MSG_CROSS_ENCODER_UNAVAILABLE.format(model=None, error="no model given")
             )
         self.device_ = _check_device(self.device)
-        self._model = None
         self._cross_encoder()
 
     def transform(self, X):
