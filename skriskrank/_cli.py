@@ -281,7 +281,3 @@ def main(argv=None) -> int:
     except (ValueError, OSError, ImportError) as err:  # ModelFileError is a ValueError
         print(f"skriskrank {args.command}: error: {err}", file=sys.stderr)
         return 2
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -27,15 +27,15 @@ def _steps(pipeline):
     return [step for _, step in steps if step not in (None, "passthrough")]
 
 
-def _at(batch: RankingBatch, values, cand):
-    """``values`` (a per-candidate array of ``batch``) at the candidates ``cand``, row by row."""
+def _at(batch: RankingBatch, cand):
+    """The scores of ``batch`` at the candidates ``cand``, row by row."""
     if batch.is_full_pool:
-        return np.take_along_axis(values, cand, axis=1)
+        return np.take_along_axis(batch.scores, cand, axis=1)
     pos = np.argsort(batch.candidates, axis=1)
     sorted_c = np.take_along_axis(batch.candidates, pos, axis=1)
     idx = np.take_along_axis(pos, np.stack([np.searchsorted(s, c) for s, c in zip(
         sorted_c, cand, strict=True)]), axis=1)
-    return np.take_along_axis(values, idx, axis=1)
+    return np.take_along_axis(batch.scores, idx, axis=1)
 
 
 def _filter_reasons(step, batch, out, scan=None):
@@ -154,9 +154,8 @@ def explain(pipeline, queries, k=None):
             cols["f_risk"] = step.tool_risk_[cand].ravel()
             cols["risk_penalty"] = (step.risk_weight * step.risk_penalty_[cand]).ravel()
         elif isinstance(step, GraphSmoother):
-            cols["smoothing"] = (_at(after, after.scores, cand)
-                                 - _at(before, before.scores, cand)).ravel()
-    cols["score"] = _at(out, out.scores, cand).ravel()
+            cols["smoothing"] = (_at(after, cand) - _at(before, cand)).ravel()
+    cols["score"] = _at(out, cand).ravel()
     if isinstance(last, RuleFilter):
         reasons = _filter_reasons(last, batches[-2], out, scan)
     else:
