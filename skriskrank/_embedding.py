@@ -176,8 +176,7 @@ class _EmbeddingStore:
                 grown[:n] = self.buf[:n]
             self.buf = grown
         self.buf[n:need] = emb
-        for j, t in enumerate(texts):
-            self.index[t] = n + j
+        self.index.update(zip(texts, range(n, need), strict=True))
 
     def encode(self, texts, encode_fn) -> np.ndarray:
         """Rows for ``texts``, calling ``encode_fn`` on those neither in memory nor on disk."""

@@ -105,13 +105,11 @@ class DualHeadModule(nn.Module):
     def relevance_logit(self, query, tools):
         """Pre-sigmoid relevance of ``tools`` (B, n, d) for ``query`` (B, d)."""
         q = query.unsqueeze(1).expand(-1, tools.shape[1], -1)
-        if self.relevance_head == "concat":
-            parts = [q, tools]
-        elif self.interaction_rank is None:
-            parts = [q, tools, q * tools]
-        else:
-            x = self.rel_proj_q(query).unsqueeze(1) * self.rel_proj_t(tools)
-            parts = [q, tools, x]
+        parts = [q, tools]
+        if self.interaction_rank is not None:
+            parts.append(self.rel_proj_q(query).unsqueeze(1) * self.rel_proj_t(tools))
+        elif self.relevance_head == "residual":
+            parts.append(q * tools)
         z = self.rel_out(torch.relu(self.rel_hidden(torch.cat(parts, dim=-1)))).squeeze(-1)
         if self.relevance_head == "residual":
             z = z + self.cos_scale * (q * tools).sum(-1) + self.cos_bias
@@ -170,10 +168,8 @@ class DualHeadNet(NeuralNet):
         rank_loss = torch.relu(self.margin - pos + neg).mean()
         target = y_true.to(risk.device, risk.dtype)
         known = ~torch.isnan(target)
-        if known.any():
-            risk_loss = self.criterion_(risk[known], target[known])
-        else:
-            risk_loss = risk.sum() * 0.0
+        risk_loss = (self.criterion_(risk[known], target[known]) if known.any()
+                     else risk.sum() * 0.0)
         return rank_loss + self.risk_loss_weight * risk_loss
 
 
@@ -208,8 +204,7 @@ class _TripletDataset(torch.utils.data.Dataset):
         """Tool indices ``[t+, hard..., corpus...]`` for the given pairs, shape (n, 1 + neg)."""
         q = self.pair_query[pairs]
         n = len(pairs)
-        n_neg = self.n_hard + self.n_corpus
-        tools = np.empty((n, 1 + n_neg), dtype=np.int64)
+        tools = np.full((n, 1 + self.n_hard + self.n_corpus), -1, dtype=np.int64)
         tools[:, 0] = self.pair_pos[pairs]
         if self.n_hard:
             # Sampling without replacement from each query's pool: the positions of the
@@ -218,13 +213,9 @@ class _TripletDataset(torch.utils.data.Dataset):
             keys = self.rng.random((n, width))
             keys[np.arange(width)[None, :] >= self.hard_len[q][:, None]] = 2.0
             pick = np.argpartition(keys, min(self.n_hard, width) - 1, axis=1)[:, : self.n_hard]
-            hard = self.hard_pool[q[:, None], pick]
-            tools[:, 1 : 1 + self.n_hard] = hard
-        # Corpus negatives, and hard slots a short pool left empty (-1): uniform non-gold.
-        fill = np.zeros_like(tools, dtype=bool)
-        fill[:, 1 + self.n_hard :] = True
-        fill[:, 1:] |= tools[:, 1:] < 0
-        rows, cols = np.nonzero(fill)
+            tools[:, 1 : 1 + self.n_hard] = self.hard_pool[q[:, None], pick]
+        # Slots still -1 (corpus negatives, hard slots a short pool left empty): uniform non-gold.
+        rows, cols = np.nonzero(tools < 0)
         while rows.size:
             draw = self.rng.integers(0, self.n_tools, size=rows.size)
             tools[rows, cols] = draw
@@ -265,10 +256,6 @@ class _TripletBatches:
 # --------------------------------------------------------------------------------------------
 # Training
 # --------------------------------------------------------------------------------------------
-def _is_relevance_param(name: str) -> bool:
-    return name.startswith(("rel_", "cos_"))
-
-
 class _EarlyStopping(Callback):
     """Early stopping on the held-out queries' NDCG@k of the relevance head.
 
@@ -297,7 +284,7 @@ class _EarlyStopping(Callback):
         self.best_score_, self.best_epoch_, self.misses_ = score, epoch, 0
         self.best_weights_ = {name: value.detach().clone()
                               for name, value in net.module_.state_dict().items()
-                              if _is_relevance_param(name)}
+                              if name.startswith(("rel_", "cos_"))}  # the relevance head
 
     def on_train_begin(self, net, **kwargs):
         self._keep(net, self.score(net), 0)
@@ -381,8 +368,7 @@ def _train_heads(params, seed, q_emb, t_emb, candidates, hard_pool, gold, risk, 
     """
     relevant = np.split(*gold)
     n_q = len(q_emb)
-    rng = np.random.default_rng(seed)
-    perm = rng.permutation(n_q)
+    perm = np.random.default_rng(seed).permutation(n_q)
     frac = params["validation_fraction"]
     n_valid = int(round(frac * n_q))
     if frac > 0 and n_valid == 0:
@@ -735,9 +721,6 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
             self._net = net
         return self._net
 
-    def _side_of(self, tool_emb):
-        return self._cached("_tool_side", (tool_emb,), lambda: self.heads_.tool_side(tool_emb))
-
     def relevance_scores(self, X) -> np.ndarray:
         """f_rel of each candidate of the batch.
 
@@ -752,9 +735,10 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = self._check_input(X, reset=False)
-        return self.heads_.relevance(
-            X.query_embeddings, X.tool_embeddings, None if X.is_full_pool else X.candidates,
-            tool_side=self._side_of(X.tool_embeddings))
+        tools = X.tool_embeddings
+        side = self._cached("_tool_side", (tools,), lambda: self.heads_.tool_side(tools))
+        return self.heads_.relevance(X.query_embeddings, tools,
+                                     None if X.is_full_pool else X.candidates, tool_side=side)
 
     def predict_risk(self, X) -> np.ndarray:
         """f_risk of each candidate of the batch.

@@ -102,14 +102,12 @@ class HeadWeights:
         weights : HeadWeights
         """
         w1 = _numpy(module.rel_hidden.weight)
-        h = w1.shape[0]
         d = module.risk_hidden.weight.shape[1]
+        wx = w1[:, 2 * d:]  # (hidden, 0) for "concat"
         if module.relevance_head == "concat":
-            wx = np.zeros((h, 0), np.float32)
             pq = pt = np.zeros((0, d), np.float32)
             cos_scale = cos_bias = 0.0
         else:
-            wx = w1[:, 2 * d:]
             if module.interaction_rank is None:
                 pq = pt = np.eye(d, dtype=np.float32)
             else:
@@ -178,12 +176,11 @@ class HeadWeights:
             out += bias
             b = np.ones((r + 1, len(tools)), dtype=np.float32)
             b[:r] = side[:, h:].T
-            tool_t = side[:, :h].T
             tb = min(len(tools), max(256, block // h))
             qb = max(1, block // (h * tb))
             for t0 in range(0, len(tools), tb):
                 bb = np.ascontiguousarray(b[:, t0:t0 + tb])
-                part = np.ascontiguousarray(tool_t[:, t0:t0 + tb])[None]
+                part = np.ascontiguousarray(side[t0:t0 + tb, :h].T)[None]
                 for s in range(0, len(q), qb):
                     w = bb.shape[1]
                     # Without interactions (r = 0) the product is the query part broadcast
