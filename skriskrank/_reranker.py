@@ -213,7 +213,8 @@ class _TripletDataset(torch.utils.data.Dataset):
             keys = self.rng.random((n, width))
             keys[np.arange(width)[None, :] >= self.hard_len[q][:, None]] = 2.0
             pick = np.argpartition(keys, min(self.n_hard, width) - 1, axis=1)[:, : self.n_hard]
-            tools[:, 1 : 1 + self.n_hard] = self.hard_pool[q[:, None], pick]
+            # A pool narrower than n_hard fills what it can; the rest stay -1.
+            tools[:, 1 : 1 + pick.shape[1]] = self.hard_pool[q[:, None], pick]
         # Slots still -1 (corpus negatives, hard slots a short pool left empty): uniform non-gold.
         rows, cols = np.nonzero(tools < 0)
         while rows.size:
@@ -488,7 +489,8 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         negatives from the query's top ``hard_negative_pool`` candidates (heads that never
         saw a tool outside the top-100 rank the full pool poorly).
     hard_negative_pool : int, default=100
-        Hard negatives come from this many best-scored candidates of the incoming batch.
+        Hard negatives come from this many best-scored candidates of the incoming batch;
+        hard negatives a smaller pool cannot supply are drawn from the whole registry.
     margin : float, default=0.1
         Margin of the pairwise loss.
     risk_loss_weight : float, default=0.5

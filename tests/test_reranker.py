@@ -653,7 +653,9 @@ def test_concat_head_trains_and_predicts(data):
     assert n_trainable(rr.net_.module_) == (2 * DIM * 8 + 8 + 9) + (DIM * 8 + 8 + 9)
 
 
-@pytest.mark.parametrize("n_negatives, corpus_negatives", [(1, 1), (3, 0), (5, 5), (2, 1)])
+# (5, 0): more hard negatives than the pool of 4 holds; the rest are drawn from the registry.
+@pytest.mark.parametrize("n_negatives, corpus_negatives",
+                         [(1, 1), (3, 0), (5, 5), (2, 1), (5, 0)])
 def test_negative_mix(data, n_negatives, corpus_negatives):
     batch, y = data
     rr = RiskAwareReranker(**{**FAST, "epochs": 1}, n_negatives=n_negatives,
