@@ -80,9 +80,6 @@ def _upper_pairs_blockwise(F: np.ndarray, keep, block_size):
     n = len(F)
     if block_size is None:
         block_size = max(1, min(2048, _BLOCK_ELEMENTS // max(n, 1)))
-    bad_type = isinstance(block_size, (bool, np.bool_)) or not isinstance(block_size, Integral)
-    if bad_type or block_size < 1:
-        raise ValueError(MSG_BLOCK_SIZE.format(value=block_size))
     out_i, out_j, out_v = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], [np.zeros(0, F.dtype)]
     for s in range(0, n, block_size):
         block = F[s:s + block_size] @ F[s:].T
@@ -165,6 +162,9 @@ def build_tool_graph(registry, tool_embeddings, relevant_indices, *,
            [0.   , 0.522, 0.   ]])
     """
     edge_types = _check_edge_types(edge_types)
+    bad_type = isinstance(block_size, (bool, np.bool_)) or not isinstance(block_size, Integral)
+    if block_size is not None and (bad_type or block_size < 1):
+        raise ValueError(MSG_BLOCK_SIZE.format(value=block_size))
     if permission_edges not in ("all", "linked"):
         raise ValueError(
             f"permission_edges must be 'all' or 'linked', got {permission_edges!r}."

@@ -243,8 +243,9 @@ def test_build_tool_graph_bad_input():
     with pytest.raises(ValueError, match=re.escape(MSG_BAD_RELEVANT.format(
             i=1, n_tools=5, value=[0, 5]))):
         build_tool_graph(reg, emb, [[0], [0, 5]])
-    with pytest.raises(ValueError, match=re.escape(MSG_BLOCK_SIZE.format(value=0))):
-        build_tool_graph(reg, emb, rel, block_size=0)
+    for edge_types in (EDGE_TYPES, ("cooccurrence",)):  # checked even when no product runs
+        with pytest.raises(ValueError, match=re.escape(MSG_BLOCK_SIZE.format(value=0))):
+            build_tool_graph(reg, emb, rel, edge_types=edge_types, block_size=0)
     with pytest.raises(ValueError, match=re.escape(MSG_UNKNOWN_EDGE_TYPE.format(
             name="social", allowed=list(EDGE_TYPES)))):
         build_tool_graph(reg, emb, rel, edge_types=("semantic", "social"))
