@@ -348,8 +348,7 @@ def _hint_permissions(hints: Mapping[str, object]) -> frozenset[str]:
 
 def _render_text(template, name: str, desc: str, params) -> str:
     if template is None:
-        return (PARAMETERS_TEXT_TEMPLATE if params else TOOL_TEXT_TEMPLATE).format(
-            name=name, description=desc, parameters=format_parameters(params))
+        template = PARAMETERS_TEXT_TEMPLATE if params else TOOL_TEXT_TEMPLATE
     try:
         if callable(template):
             text = template(name, desc, params)
@@ -501,8 +500,8 @@ class ToolRegistry:
         compiled = _compile_keywords(permission_keywords)
         seen: dict[str, int] = {}
         risks, perms, params_all, hints_all, predicted, trusted, texts = ([] for _ in range(7))
-        rows = zip(names, descriptions, risk, per_tool["permissions"], strict=True)
-        for i, (name, desc, r, p) in enumerate(rows):
+        rows = zip(names, descriptions, risk, *per_tool.values(), strict=True)
+        for i, (name, desc, r, p, params, hints, source, trust) in enumerate(rows):
             if not isinstance(name, str) or not name.strip():
                 raise ValueError(MSG_BAD_NAME.format(i=i, name=name))
             if name in seen:
@@ -511,9 +510,8 @@ class ToolRegistry:
             if not isinstance(desc, str) or not desc.strip():
                 raise ValueError(MSG_EMPTY_DESCRIPTION.format(name=name, desc=desc))
             risks.append(_check_risk(name, r))
-            params = _check_parameters(name, per_tool["parameters"][i])
-            hints = _check_hints(name, per_tool["annotations"][i])
-            source = per_tool["risk_source"][i]
+            params = _check_parameters(name, params)
+            hints = _check_hints(name, hints)
             if _is_missing(source):
                 source = "declared"
             if source not in RISK_SOURCES[:2]:
@@ -523,16 +521,13 @@ class ToolRegistry:
             hints_all.append(hints)
             # An unknown level was neither declared nor predicted.
             predicted.append(source == "predicted" and risks[-1] != UNKNOWN_RISK)
-            trusted.append(bool(per_tool["trust_hints"][i]))
+            trusted.append(bool(trust))
             texts.append(_render_text(text_template, name, desc, params))
             if _is_missing(p):
                 # Parameters are part of what a tool does: a "url" or "password" parameter
                 # derives its category like the same word in the description.
-                extra = " " + " ".join(f"{pn} {pd}" for pn, pd in params) if params else ""
-                perms.append(
-                    _derive(_match_text(f"{name} {desc}{extra}"), compiled)
-                    | _hint_permissions(hints)
-                )
+                text = " ".join([name, desc, *(f"{pn} {pd}" for pn, pd in params)])
+                perms.append(_derive(_match_text(text), compiled) | _hint_permissions(hints))
             else:
                 if isinstance(p, str):
                     # A CSV cell such as "shell_execution;file_write".
@@ -553,7 +548,7 @@ class ToolRegistry:
         self.permissions = tuple(perms)
         self.permission_matrix = np.array(
             [[c in p for c in PERMISSION_CATEGORIES] for p in perms], dtype=bool
-        ).reshape(len(names), len(PERMISSION_CATEGORIES))
+        )
         self.permission_counts = self.permission_matrix.sum(axis=1, dtype=np.int64)
         self.parameters = tuple(params_all)
         self.declared_hints = tuple(hints_all)
@@ -610,19 +605,15 @@ class ToolRegistry:
         -------
         registry : ToolRegistry
         """
-        names, descs, risks, perms = [], [], [], []
-        extra = {"parameters": [], "annotations": [], "risk_source": [], "trust_hints": []}
+        records = list(records)
         for i, rec in enumerate(records):
             if not isinstance(rec, Mapping):
                 raise ValueError(f"Tool record #{i} must be a mapping, got {type(rec).__name__}.")
-            names.append(rec.get("name"))
-            descs.append(rec.get("description"))
-            risks.append(rec.get("risk"))
-            perms.append(rec.get("permissions"))
-            for key, values in extra.items():
-                values.append(rec.get(key))
-        return cls(names, descs, risks, perms, permission_keywords=permission_keywords,
-                   text_template=text_template, **extra)
+        fields = ("name", "description", "risk", "permissions", "parameters", "annotations",
+                  "risk_source", "trust_hints")
+        columns = {key: [rec.get(key) for rec in records] for key in fields}
+        return cls(columns.pop("name"), columns.pop("description"), **columns,
+                   permission_keywords=permission_keywords, text_template=text_template)
 
     @classmethod
     def from_frame(
@@ -645,14 +636,11 @@ class ToolRegistry:
         for col in ("name", "description"):
             if col not in df.columns:
                 raise ValueError(MSG_MISSING_COLUMN.format(col=col, cols=list(df.columns)))
-        n = len(df)
-        risk = df["risk"].tolist() if "risk" in df.columns else [None] * n
-        perms = df["permissions"].tolist() if "permissions" in df.columns else None
         return cls(
             df["name"].tolist(),
             df["description"].tolist(),
-            risk,
-            perms,
+            df["risk"].tolist() if "risk" in df.columns else [None] * len(df),
+            df["permissions"].tolist() if "permissions" in df.columns else None,
             permission_keywords=permission_keywords,
         )
 
@@ -829,12 +817,9 @@ class ToolRegistry:
         for i, level in updates.items():
             if not _is_missing(level) and level == UNKNOWN_RISK:
                 level = None  # the registry's own unknown marker, handed back
-            records[i]["risk"] = level
-            records[i]["risk_source"] = source
+            records[i].update(risk=level, risk_source=source)
         # Permissions as they are (derived ones included), so the copy changes only risk.
-        return ToolRegistry.from_records(
-            records, permission_keywords=None, text_template=self.text_template
-        )
+        return ToolRegistry.from_records(records, text_template=self.text_template)
 
     def to_frame(self):
         """The registry as a :class:`pandas.DataFrame` (name, description, risk, permissions).

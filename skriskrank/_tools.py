@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from os import PathLike, fspath
+from os import PathLike
 from pathlib import Path
 
 from ._registry import ToolRegistry, _is_level
@@ -57,16 +57,6 @@ def _describe(obj) -> str:
     return f"a {type(obj).__name__}"
 
 
-def _read_json(path: Path):
-    text = path.read_text(encoding="utf-8-sig")
-    if not text.strip():
-        raise ValueError(MSG_EMPTY_SOURCE.format(where=path))
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ValueError(MSG_BAD_JSON.format(where=path, line=err.lineno, error=err.msg)) from None
-
-
 def _tool_format(tool) -> str | None:
     """Which format one tool definition is in, or None if it is not a tool."""
     if not isinstance(tool, Mapping):
@@ -96,36 +86,31 @@ def _is_server_result(obj) -> bool:
     return "tools" in obj and _tool_format(obj) is None
 
 
-def _server_tools(obj, where: str) -> list:
+def _server_tools(obj, where: str) -> tuple[str, list]:
+    """``(where, tools)`` of one server's tools/list result."""
     if "tools" not in obj and isinstance(obj.get("result"), Mapping):
         obj = obj["result"]
     tools = obj.get("tools")
     if not isinstance(tools, list):
         raise ValueError(MSG_UNKNOWN_SHAPE.format(where=where,
                                                   got=f"'tools' as {_describe(tools)}"))
-    return tools
+    return where, tools
 
 
 def _catalogues(source, where: str) -> list[tuple[str, list]]:
     """``(where, tools)`` per server of a parsed source."""
     if isinstance(source, Mapping):
         if _is_server_result(source):
-            return [(where, _server_tools(source, where))]
+            return [_server_tools(source, where)]
         if _tool_format(source) is not None:
             return [(where, [source])]
         if source and all(_is_server_result(v) for v in source.values()):
             # {"filesystem": {"tools": [...]}, "git": {...}}: several servers, by name.
-            return [
-                (f"{where}, server {k!r}", _server_tools(v, f"{where}, server {k!r}"))
-                for k, v in source.items()
-            ]
+            return [_server_tools(v, f"{where}, server {k!r}") for k, v in source.items()]
         raise ValueError(MSG_UNKNOWN_SHAPE.format(where=where, got=_describe(source)))
     if isinstance(source, list):
         if source and all(_is_server_result(s) for s in source):
-            return [
-                (f"{where}, result #{j}", _server_tools(s, f"{where}, result #{j}"))
-                for j, s in enumerate(source)
-            ]
+            return [_server_tools(s, f"{where}, result #{j}") for j, s in enumerate(source)]
         if any(_is_server_result(s) for s in source):
             raise ValueError(
                 MSG_UNKNOWN_SHAPE.format(where=where, got="a list mixing results and tools")
@@ -149,12 +134,10 @@ def _parameters(schema, name: str, where: str, field: str) -> list[tuple[str, st
         )
     params = []
     for pname, pschema in props.items():
-        desc = ""
-        if isinstance(pschema, Mapping):
-            # A title is the next best thing when a schema has no description.
-            d = pschema.get("description") or pschema.get("title") or ""
-            desc = d if isinstance(d, str) else ""
-        params.append((str(pname), desc))
+        # A title is the next best thing when a schema has no description.
+        desc = (pschema.get("description") or pschema.get("title")
+                if isinstance(pschema, Mapping) else "")
+        params.append((str(pname), desc if isinstance(desc, str) else ""))
     return params
 
 
@@ -190,11 +173,9 @@ def _normalise(tool, i: int, where: str) -> dict:
 def _level(name: str, value):
     if isinstance(value, Mapping):
         value = value.get("risk_level", value.get("risk"))
-    if value is None:
-        return None
-    if not _is_level(value):
+    if value is not None and not _is_level(value):
         raise ValueError(MSG_BAD_LEVEL.format(name=name, value=value))
-    return int(value)
+    return value  # the registry stores it as an int
 
 
 def load_tools(
@@ -291,12 +272,9 @@ def load_tools(
     >>> openai.texts == reg.texts[:1]
     True
     """
-    if isinstance(source, (str, PathLike)):
-        catalogues = _file_catalogues(source)
-    elif isinstance(source, list) and source and all(
-        isinstance(s, (str, PathLike)) for s in source
-    ):
-        catalogues = [c for s in source for c in _file_catalogues(s)]
+    paths = [source] if isinstance(source, (str, PathLike)) else source
+    if isinstance(paths, list) and paths and all(isinstance(p, (str, PathLike)) for p in paths):
+        catalogues = [c for path in paths for c in _file_catalogues(path)]
     else:
         catalogues = _catalogues(source, "tools")
     records, first = [], {}
@@ -329,8 +307,15 @@ def load_tools(
 
 def _file_catalogues(path) -> list[tuple[str, list]]:
     """``(where, tools)`` per server of one JSON file."""
-    path = Path(fspath(path))
+    path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(MSG_MISSING_FILE.format(path=path))
-    return _catalogues(_read_json(path), str(path))
+    text = path.read_text(encoding="utf-8-sig")
+    if not text.strip():
+        raise ValueError(MSG_EMPTY_SOURCE.format(where=path))
+    try:
+        source = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(MSG_BAD_JSON.format(where=path, line=err.lineno, error=err.msg)) from None
+    return _catalogues(source, str(path))
 
