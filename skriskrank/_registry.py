@@ -625,7 +625,8 @@ class ToolRegistry:
         ----------
         df : pandas.DataFrame
             Columns ``name`` and ``description``, optionally ``risk`` (missing values mean
-            unknown) and ``permissions`` (iterables, or strings separated by ``;``).
+            unknown), ``permissions`` (iterables, or strings separated by ``;``) and
+            ``risk_source`` (as :meth:`to_frame` writes it).
         permission_keywords : mapping of str to iterable of str, default=None
             Keyword rules for tools without explicit permissions.
 
@@ -642,6 +643,9 @@ class ToolRegistry:
             df["risk"].tolist() if "risk" in df.columns else [None] * len(df),
             df["permissions"].tolist() if "permissions" in df.columns else None,
             permission_keywords=permission_keywords,
+            # to_frame marks unlabelled tools "unknown": their level says so already.
+            risk_source=[None if s == "unknown" else s for s in df["risk_source"]]
+            if "risk_source" in df.columns else None,
         )
 
     # -- access -------------------------------------------------------------------------------
@@ -825,8 +829,8 @@ class ToolRegistry:
         """The registry as a :class:`pandas.DataFrame` (name, description, risk, permissions).
 
         ``risk`` is a nullable ``Int64`` column, ``<NA>`` where unknown; ``permissions`` joins
-        each tool's categories with ``;`` (an empty string for none), as
-        :meth:`from_frame` reads them back.
+        each tool's categories with ``;`` (an empty string for none). A registry with
+        predicted levels adds ``risk_source``. :meth:`from_frame` reads all of them back.
         """
         import pandas as pd
 
@@ -842,8 +846,8 @@ class ToolRegistry:
                 "permissions": [";".join(sorted(p)) for p in self.permissions],
             }
         )
-        # Only a registry with predicted levels grows the column, so frames (and CSVs) of
-        # audited registries keep the four columns from_frame reads.
+        # Only a registry with predicted levels grows the column, so a registry of declared
+        # levels keeps the four columns of load_registry_csv's format.
         if self.risk_predicted.any():
             frame["risk_source"] = self.risk_source
         return frame

@@ -80,6 +80,14 @@ class TestConstruction:
         assert frame["permissions"].tolist() == ["", "", "file_write", "network_access"]
         assert ToolRegistry.from_frame(frame) == reg
 
+    def test_to_frame_round_trip_keeps_predicted_levels(self):
+        reg = ToolRegistry.from_records(RECORDS).with_risk({RECORDS[0]["name"]: 2})
+        frame = reg.to_frame()
+        assert frame["risk_source"].tolist() == ["predicted", "declared", "declared", "unknown"]
+        back = ToolRegistry.from_frame(frame)
+        assert back.risk_source.tolist() == reg.risk_source.tolist()
+        assert back == reg
+
     def test_registry_is_read_only(self):
         reg = ToolRegistry.from_records(RECORDS)
         for arr in (reg.names, reg.descriptions, reg.risk, reg.permission_matrix):
