@@ -277,6 +277,9 @@ def _check_parameters(name: str, params) -> tuple[tuple[str, str], ...]:
         return ()
     if isinstance(params, (str, bytes)) or not isinstance(params, Iterable):
         raise ValueError(MSG_BAD_PARAMETERS.format(name=name, value=params))
+    if isinstance(params, Mapping):
+        # {name: description}; iterating it would give the names alone.
+        params = params.items()
     out = []
     for pair in params:
         if isinstance(pair, str):
@@ -386,8 +389,9 @@ class ToolRegistry:
         Keyword rules for derived permissions; ``None`` uses
         :data:`DEFAULT_PERMISSION_KEYWORDS`.
     parameters : sequence of sequence of (str, str) or None, default=None
-        Each tool's parameters as ``(name, description)`` pairs (``""`` for no description);
-        they join the encoder's text and the words permissions are derived from.
+        Each tool's parameters as ``(name, description)`` pairs (``""`` for no description)
+        or a mapping from names to descriptions; they join the encoder's text and the words
+        permissions are derived from.
     annotations : sequence of mapping or None, default=None
         The MCP hints each tool's author declared (``readOnlyHint``, ``destructiveHint``,
         ``idempotentHint``, ``openWorldHint``, booleans, and ``title``); absent hints take

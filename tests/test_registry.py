@@ -88,6 +88,13 @@ class TestConstruction:
         assert back.risk_source.tolist() == reg.risk_source.tolist()
         assert back == reg
 
+    def test_parameters_as_a_mapping_keep_their_descriptions(self):
+        rec = {"name": "read", "description": "Read a file", "risk": 1}
+        pairs = ToolRegistry.from_records([rec | {"parameters": [("path", "File to read")]}])
+        mapping = ToolRegistry.from_records([rec | {"parameters": {"path": "File to read"}}])
+        assert mapping.parameters == pairs.parameters == ((("path", "File to read"),),)
+        assert mapping == pairs
+
     def test_registry_is_read_only(self):
         reg = ToolRegistry.from_records(RECORDS)
         for arr in (reg.names, reg.descriptions, reg.risk, reg.permission_matrix):
