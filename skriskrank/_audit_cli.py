@@ -50,9 +50,8 @@ def format_audit(frame, *, limit: int | None = 50) -> str:
     """The audit as a plain-text table, the tools to review first, riskiest first."""
     import pandas as pd
 
-    order = frame.sort_values(
-        ["needs_review", "predicted", "p_risky"], ascending=[False, False, False], kind="stable"
-    )
+    order = frame.sort_values(["needs_review", "predicted", "p_risky"], ascending=False,
+                              kind="stable")
     shown = order if limit is None else order.head(limit)
     rows = [[str(r["name"]),
              "" if pd.isna(r["declared"]) else str(r["declared"]),
@@ -60,11 +59,10 @@ def format_audit(frame, *, limit: int | None = 50) -> str:
              ("REVIEW: " + r["reason"]) if r["needs_review"] else ""]
             for _, r in shown.iterrows()]
     heads = ["tool", "declared", "level", "median", "P(>=3)", "hints", "review"]
-    widths = [max(len(h), *(len(row[j]) for row in rows)) for j, h in enumerate(heads)]
-    widths[-1] = len(heads[-1])  # the last column is not padded
-    lines = ["  ".join(h.ljust(w) for h, w in zip(heads, widths, strict=True)).rstrip()]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
-              for row in rows]
+    widths = [max(map(len, column)) for column in zip(heads, *rows, strict=True)]
+    # rstrip: no padding after the last column
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+             for row in [heads, *rows]]
     if len(shown) < len(frame):
         lines.append(f"... {len(frame) - len(shown)} more (--all shows every tool)")
     return "\n".join(lines)

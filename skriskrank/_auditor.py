@@ -12,6 +12,7 @@ import numpy as np
 from scipy import sparse
 from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.feature_extraction.text import HashingVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import cohen_kappa_score
 from sklearn.preprocessing import normalize
@@ -19,7 +20,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._embedding import MSG_QUERY_BAD, check_queries
+from ._embedding import MSG_QUERY_BAD, FrozenEmbedder, _resolve_model, check_queries
 from ._registry import (
     _CAMEL,
     UNKNOWN_RISK,
@@ -69,16 +70,6 @@ MSG_ENCODER = (
 def _lexical_text(text: str) -> str:
     """Lower-cased words with camelCase split, so ``deleteFile`` reads as ``delete file``."""
     return _CAMEL.sub(" ", text).lower()
-
-
-def _hasher(n_features: int):
-    from sklearn.feature_extraction.text import HashingVectorizer
-
-    # Hashing needs no vocabulary to store, so the weights file stays small and pickle-free.
-    return HashingVectorizer(
-        n_features=n_features, ngram_range=(1, 2), alternate_sign=False, norm=None,
-        token_pattern=r"(?u)\b\w+\b", preprocessor=_lexical_text,
-    )
 
 
 class RiskAuditor(ClassifierMixin, BaseEstimator):
@@ -247,17 +238,13 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
             y = list(np.asarray(y, dtype=object))
         if len(y) != n:
             raise ValueError(MSG_Y_LENGTH.format(n=n, got=len(y)))
-        out = np.empty(n, dtype=np.int64)
         for i, v in enumerate(y):
-            tool = f"tool {names[i]!r}" if names is not None else f"y[{i}]"
             if not _is_level(v):
+                tool = f"tool {names[i]!r}" if names is not None else f"y[{i}]"
                 raise ValueError(MSG_Y_LEVEL.format(tool=tool, value=v))
-            out[i] = int(v)
-        return out
+        return np.array([int(v) for v in y], dtype=np.int64)
 
     def _embed(self, texts: list[str]) -> tuple[np.ndarray, str]:
-        from ._embedding import FrozenEmbedder
-
         # The pipeline's own encoder and process cache: a registry the auditor has graded is
         # not encoded again when the pipeline fits on it (same texts, same model).
         anchor = ToolRegistry.from_records([{"name": "_", "description": "_"}])
@@ -268,7 +255,12 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         return emb.encode(texts), emb.model_id_
 
     def _lexical(self, texts: list[str]) -> sparse.csr_matrix:
-        counts = _hasher(self.n_lexical_features).transform(texts).tocsr()
+        # Hashing needs no vocabulary to store, so the weights file stays small and pickle-free.
+        hasher = HashingVectorizer(
+            n_features=self.n_lexical_features, ngram_range=(1, 2), alternate_sign=False,
+            norm=None, token_pattern=r"(?u)\b\w+\b", preprocessor=_lexical_text,
+        )
+        counts = hasher.transform(texts).tocsr()
         counts.data = np.log1p(counts.data)  # sublinear term frequency
         return counts
 
@@ -318,14 +310,12 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         coef = np.zeros((len(LEVELS), F.shape[1]), dtype=np.float32)
         intercept = np.full(len(LEVELS), -np.inf, dtype=np.float32)
         rows = np.searchsorted(LEVELS, lr.classes_)
+        W, b = lr.coef_, lr.intercept_
         if len(rows) == 2:
             # Two levels: scikit-learn keeps one row, the logit of the higher level against
             # the lower; as softmax logits that is (0, w.x + b).
-            coef[rows[0]], intercept[rows[0]] = 0.0, 0.0
-            coef[rows[1]], intercept[rows[1]] = lr.coef_[0], lr.intercept_[0]
-        else:
-            coef[rows] = lr.coef_
-            intercept[rows] = lr.intercept_
+            W, b = np.vstack([np.zeros_like(W), W]), np.r_[0.0, b]
+        coef[rows], intercept[rows] = W, b
         self.coef_, self.intercept_ = coef, intercept
         self.classes_ = np.array(LEVELS)
         self.embedding_dim_ = int(E.shape[1])
@@ -341,23 +331,6 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         return {int(k): float(w) for k, w in zip(levels, weights, strict=True)}
 
     # -- prediction ---------------------------------------------------------------------------
-    def _text_proba(self, texts) -> np.ndarray:
-        F = self._features(texts)
-        return softmax(F @ self.coef_.T.astype(np.float64) + self.intercept_.astype(np.float64),
-                       axis=1)
-
-    @staticmethod
-    def _hint_bounds(X, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """Per tool ``(lowest, highest)`` level its hints allow."""
-        low, high = np.ones(n, np.int64), np.full(n, 5, np.int64)
-        if isinstance(X, ToolRegistry):
-            destructive = X.declares_destructive
-            read_only = np.array([h.get("readOnlyHint") is True for h in X.declared_hints],
-                                 dtype=bool)
-            low[destructive] = _RISKY
-            high[~destructive & X.hints_trusted & read_only] = _RISKY
-        return low, high
-
     def predict_proba(self, X) -> np.ndarray:
         """Probability of each level 1..5 per tool, after the hints' bounds.
 
@@ -381,15 +354,19 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         validate_data(self, X, skip_check_array=True, ensure_2d=False, reset=False)
         texts = self._texts(X)
-        text_P = self._text_proba(texts)
+        logits = self._features(texts) @ self.coef_.T.astype(np.float64)
+        text_P = softmax(logits + self.intercept_.astype(np.float64), axis=1)
         P = text_P.copy()
-        low, high = self._hint_bounds(X, len(P))
-        for i in np.flatnonzero((low > 1) | (high < 5)):
-            lo, hi = low[i] - 1, high[i] - 1
-            P[i, lo] += P[i, :lo].sum()
-            P[i, hi] += P[i, hi + 1:].sum()
-            P[i, :lo] = 0.0
-            P[i, hi + 1:] = 0.0
+        if isinstance(X, ToolRegistry):
+            # A destructive tool is at least level 3, a trusted read-only one at most level 3.
+            low = X.declares_destructive
+            read_only = np.array([h.get("readOnlyHint") is True for h in X.declared_hints],
+                                 dtype=bool)
+            high = ~low & X.hints_trusted & read_only
+            P[low, _RISKY - 1] += P[low, :_RISKY - 1].sum(axis=1)
+            P[low, :_RISKY - 1] = 0.0
+            P[high, _RISKY - 1] += P[high, _RISKY:].sum(axis=1)
+            P[high, _RISKY:] = 0.0
         return texts, text_P, P
 
     def _quantile(self, P: np.ndarray, coverage: float) -> np.ndarray:
@@ -429,8 +406,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         -------
         qwk : float
         """
-        texts = self._texts(X)
-        y = self._labels(X, y, len(texts))
+        y = self._labels(X, y, len(self._texts(X)))
         return float(
             cohen_kappa_score(
                 y, self.predict(X), weights="quadratic", labels=list(LEVELS),
@@ -502,8 +478,6 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         auditor = cls(**{**saved, **params})
         # It comes back fitted, so fit's validation never runs: check the overrides here.
         auditor._validate_params()
-        from ._embedding import _resolve_model
-
         model_id = _resolve_model(auditor.model)[0]
         if model_id != config["encoder"]:
             raise ValueError(
@@ -582,14 +556,15 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         p_risky = np.clip(P[:, _RISKY - 1:].sum(axis=1), 0.0, 1.0)  # 1 + 1e-16 is 1
         reg = X if isinstance(X, ToolRegistry) else None
         names = list(reg.names) if reg is not None else [t.split(":", 1)[0] for t in texts]
+        hints = reg.declared_hints if reg is not None else [{}] * n  # a title is ignored
+        perms = reg.permissions if reg is not None else [frozenset()] * n
         declared = [None] * n
-        if labels is not None:
-            if hasattr(labels, "items"):
-                declared = [labels.get(nm) for nm in names]
-            else:
-                declared = list(labels)
-                if len(declared) != n:
-                    raise ValueError(MSG_Y_LENGTH.format(n=n, got=len(declared)))
+        if hasattr(labels, "items"):
+            declared = [labels.get(nm) for nm in names]
+        elif labels is not None:
+            declared = list(labels)
+            if len(declared) != n:
+                raise ValueError(MSG_Y_LENGTH.format(n=n, got=len(declared)))
         elif reg is not None:
             declared = [int(r) if k and not p else None
                         for r, k, p in zip(reg.risk, reg.risk_known, reg.risk_predicted,
@@ -600,41 +575,34 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
                 raise ValueError(MSG_Y_LEVEL.format(tool=f"tool {names[i]!r}", value=d))
         text_level = self._quantile(text_P, 0.5)
         text_risky = text_P[:, _RISKY - 1:].sum(axis=1)
-        rows = []
-        for i in range(n):
-            hints = reg.declared_hints[i] if reg is not None else {}  # a title is ignored
-            reasons = []
+        reasons = []
+        for i, (tool_hints, tool_perms) in enumerate(zip(hints, perms, strict=True)):
+            why = []
             if abs(p_risky[i] - 0.5) < self.review_margin:
-                reasons.append(f"unsure: P(level >= 3) = {p_risky[i]:.2f}")
+                why.append(f"unsure: P(level >= 3) = {p_risky[i]:.2f}")
             if declared[i] is not None and abs(int(declared[i]) - int(median[i])) >= 2:
-                reasons.append(
-                    f"declared level {declared[i]} but the text reads as level {median[i]}"
-                )
-            perms = reg.permissions[i] if reg is not None else frozenset()
+                why.append(f"declared level {declared[i]} but the text reads as level {median[i]}")
             # The text's own signals: keyword permissions (not those the hints added) and the
             # model's reading of the text before the hints bounded it.
-            writes = "file_write" in (perms - _hint_permissions(hints)) or text_risky[i] >= 0.5
-            if hints.get("readOnlyHint") is True and writes:
-                reasons.append("marked read-only but its text writes, deletes or is risky")
-            if hints.get("destructiveHint") is False and not hints.get("readOnlyHint") \
+            writes = ("file_write" in (tool_perms - _hint_permissions(tool_hints))
+                      or text_risky[i] >= 0.5)
+            if tool_hints.get("readOnlyHint") is True and writes:
+                why.append("marked read-only but its text writes, deletes or is risky")
+            if tool_hints.get("destructiveHint") is False and not tool_hints.get("readOnlyHint") \
                     and text_level[i] >= 4:
-                reasons.append(
-                    f"marked non-destructive but its text reads as level {text_level[i]}"
-                )
-            rows.append({
-                "name": names[i],
-                "declared": declared[i],
-                "predicted": int(predicted[i]),
-                "median": int(median[i]),
-                "p_risky": float(p_risky[i]),
-                "hints": _describe_hints(hints),
-                "permissions": ";".join(sorted(perms)),
-                "needs_review": bool(reasons),
-                "reason": "; ".join(reasons),
-            })
-        frame = pd.DataFrame(rows)
-        frame["declared"] = pd.array(frame["declared"].tolist(), dtype="Int64")
-        return frame
+                why.append(f"marked non-destructive but its text reads as level {text_level[i]}")
+            reasons.append("; ".join(why))
+        return pd.DataFrame({
+            "name": names,
+            "declared": pd.array(declared, dtype="Int64"),
+            "predicted": predicted,
+            "median": median,
+            "p_risky": p_risky,
+            "hints": [_describe_hints(h) for h in hints],
+            "permissions": [";".join(sorted(p)) for p in perms],
+            "needs_review": [bool(r) for r in reasons],
+            "reason": reasons,
+        })
 
 
 #: How :meth:`RiskAuditor.audit` words each declared hint value.

@@ -36,19 +36,18 @@ def _vote_matrix(votes) -> tuple[list[str], np.ndarray]:
     if isinstance(votes, Mapping):
         names = [str(k) for k in votes]
         rows = [list(v) if not np.isscalar(v) else None for v in votes.values()]
+    elif hasattr(votes, "to_numpy"):  # a DataFrame
+        names = [str(k) for k in votes.index]
+        rows = votes.to_numpy(dtype=object).tolist()
     else:
-        if hasattr(votes, "to_numpy"):  # a DataFrame
-            names = [str(k) for k in votes.index]
-            rows = votes.to_numpy(dtype=object).tolist()
-        else:
-            rows = [list(r) if not np.isscalar(r) else None for r in votes]
-            names = [f"tool #{i}" for i in range(len(rows))]
+        rows = [list(r) if not np.isscalar(r) else None for r in votes]
+        names = [f"tool #{i}" for i in range(len(rows))]
     if not rows or any(r is None for r in rows) or len({len(r) for r in rows}) != 1:
         got = "ragged or scalar rows" if rows else "nothing"
         raise ValueError(MSG_VOTES_SHAPE.format(got=got))
     mat = np.array([[_level(n, v) for v in r] for n, r in zip(names, rows, strict=True)],
                    dtype=float)
-    if mat.ndim != 2 or mat.shape[1] == 0:
+    if mat.shape[1] == 0:  # rows of equal length make a 2-d matrix; none may be empty
         raise ValueError(MSG_VOTES_SHAPE.format(got=f"shape {mat.shape}"))
     return names, mat
 
@@ -95,9 +94,8 @@ def resolve_votes(votes):
 
     names, mat = _vote_matrix(votes)
     n_votes = (~np.isnan(mat)).sum(axis=1)
-    for name, n in zip(names, n_votes, strict=True):
-        if n == 0:
-            raise ValueError(MSG_NO_VOTES.format(item=name))
+    if (n_votes == 0).any():
+        raise ValueError(MSG_NO_VOTES.format(item=names[np.argmin(n_votes)]))
     span = (np.nanmax(mat, axis=1) - np.nanmin(mat, axis=1)).astype(int)
     # ceil: an even number of votes (2 and 3) falls on the higher level, never the lower.
     median = np.ceil(np.nanmedian(mat, axis=1)).astype(int)
