@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 import numpy as np
 from sklearn.base import _fit_context
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
 from ._batch import RankingBatch, check_batch
 
@@ -43,10 +43,7 @@ def check_relevant(y, registry, n_queries: int | None = None) -> list[np.ndarray
         raise ValueError(MSG_Y_LENGTH.format(n_y=len(y), n_x=n_queries))
     out = []
     for i, gold in enumerate(y):
-        if isinstance(gold, str) or not isinstance(gold, Iterable):
-            raise ValueError(MSG_Y_ENTRY.format(i=i, value=gold))
-        gold = list(gold)
-        if not gold:
+        if isinstance(gold, str) or not isinstance(gold, Iterable) or not (gold := list(gold)):
             raise ValueError(MSG_Y_ENTRY.format(i=i, value=gold))
         missing = [g for g in gold if g not in registry]
         if missing:
@@ -136,7 +133,6 @@ class RankingStepMixin:
         -------
         top_k : ndarray of object, shape (n_queries, min(k, n_candidates))
         """
-        check_is_fitted(self)
         return self.transform(X).ranked_names(self.k)
 
     #: Attributes that :meth:`_cached` fills; never pickled, recomputed on first use.

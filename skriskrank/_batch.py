@@ -280,18 +280,12 @@ class RankingBatch:
 
     def top(self, k) -> RankingBatch:
         """The first ``k`` candidates of each query, as ranked lists: cutting to ``k``."""
-        if not self.is_full_pool:
-            k = min(int(k), self.n_candidates)
-            return self.replace(candidates=self._candidates[:, :k], scores=self._scores[:, :k],
-                                lengths=None if self.lengths is None
-                                else np.minimum(self.lengths, k))
-        return self.take(self.order(k))
+        lengths = None if self.lengths is None else np.minimum(self.lengths, int(k))
+        return self.take(self.order(k), lengths)
 
     def ranked_indices(self, k=None) -> np.ndarray:
         """Registry indices of each query's list, best first, the first ``k`` (-1 pads)."""
-        if self.is_full_pool:
-            return self.order(k).copy()
-        out = self._candidates[:, :k].copy()
+        out = np.take_along_axis(self.candidates, self.order(k), axis=1)
         if self.lengths is not None:
             out[np.arange(out.shape[1]) >= self.lengths[:, None]] = -1
         return out

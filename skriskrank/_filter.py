@@ -145,14 +145,11 @@ def _tool_rules(risk, counts, embeddings, high_risk_level, broad_level, thr, row
     that ranks 100 of 100,000 tools costs O(100); :class:`RuleFilter` checks every tool
     once, in ``fit``.
     """
-    arrays = []
+    risk, counts = np.asarray(risk), np.asarray(counts)
     for arg, values in (("risk", risk), ("permission_counts", counts)):
-        values = np.asarray(values)
         if values.ndim != 1 or values.dtype.kind not in "iuf":
             raise ValueError(MSG_TOOL_ARRAY.format(
                 arg=arg, what=f"shape {values.shape} and dtype {values.dtype}"))
-        arrays.append(values)
-    risk, counts = arrays
     n_emb = "-" if embeddings is None else len(embeddings)
     if len(counts) != len(risk) or (embeddings is not None and n_emb != len(risk)):
         raise ValueError(MSG_LENGTH.format(n_risk=len(risk), n_perm=len(counts), n_emb=n_emb))
@@ -239,7 +236,6 @@ class _GoldModel:
         positions = X.order(self.fit_rank)
         feats, cand = self._features(X, positions, leave_out=True)
         target = np.asarray(self.gold_[_rows(cand), cand.ravel()]).ravel() > 0
-        self.model_ = None
         self.constant_ = float(target.mean()) if len(target) else 0.0
         if self.constant_ in (0.0, 1.0):
             # One class (e.g. an upstream that never ranks a gold tool this high): nothing to
@@ -247,16 +243,17 @@ class _GoldModel:
             warnings.warn(MSG_ONE_CLASS.format(rank=self.fit_rank, p=self.constant_,
                                                what="" if self.constant_ == 0.0 else "not "),
                           UserWarning, stacklevel=4)
-            return self
-        self.model_ = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=1000))
-        self.model_.fit(feats, target)
+            self.model_ = None
+        else:
+            self.model_ = make_pipeline(
+                StandardScaler(), LogisticRegression(C=1.0, max_iter=1000)).fit(feats, target)
         return self
 
     def predict_proba(self, X, positions):
         """(n_queries, m) probabilities of the candidates at ``positions``, in that order."""
-        feats, cand = self._features(X, positions)
         if self.model_ is None:
-            return np.full(cand.shape, self.constant_)
+            return np.full(positions.shape, self.constant_)
+        feats, cand = self._features(X, positions)
         return self.model_.predict_proba(feats)[:, 1].reshape(cand.shape)
 
 
@@ -340,7 +337,7 @@ def rule_filter(ranked, risk, permission_counts, embeddings, k=5, *, max_high_ri
     """
     options = _check_options(k, max_high_risk, high_risk_level, max_broad, broad_level,
                              redundancy_threshold)
-    n_tools = len(np.asarray(risk).reshape(-1))
+    n_tools = np.size(risk)
     rows, single = _check_ranked(ranked, n_tools)
     if rows.size == 0:
         return rows.reshape(np.shape(ranked)).copy()

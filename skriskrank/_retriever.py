@@ -121,13 +121,11 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
         return self._cached("_index", (tool_emb,), build)
 
     def _threads(self) -> int:
-        if self.n_jobs is None:
-            # 1, unless a joblib.parallel_config context sets n_jobs.
-            threads = effective_n_jobs(None)
-        elif self.n_jobs < 0:
+        if self.n_jobs is not None and self.n_jobs < 0:
             threads = cpu_count() + 1 + self.n_jobs
         else:
-            threads = effective_n_jobs(self.n_jobs)  # raises for 0
+            # None: 1, unless a joblib.parallel_config context sets n_jobs; raises for 0.
+            threads = effective_n_jobs(self.n_jobs)
         limits = [cpu_count()]
         # Read live (0.4 us): the affinity mask can change after the count was cached.
         if hasattr(os, "sched_getaffinity"):
