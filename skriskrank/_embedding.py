@@ -128,7 +128,6 @@ class _EmbeddingStore:
     """
 
     def __init__(self, model_id: str, directory: str | None):
-        self.model_id = model_id
         self.index: dict[str, int] = {}
         # A buffer grown by doubling, so that appending a few new queries (an online agent
         # step) costs O(new), not a copy of everything cached so far.
@@ -140,7 +139,7 @@ class _EmbeddingStore:
         self._shards: set[str] = set()  # names of the shards read (or written) so far
         # encode() appends to the buffer and index, which a concurrent reader (an online
         # server's threads) must never see half-grown; a second thread missing the same texts
-        # waits and finds them encoded. Reentrant: _tool_embeddings encodes while holding it.
+        # waits and finds them encoded. Reentrant: fit encodes the tools while holding it.
         self.lock = threading.RLock()
         if directory is not None:
             digest = hashlib.sha1(model_id.encode()).hexdigest()[:16]
@@ -153,9 +152,7 @@ class _EmbeddingStore:
         # (a Dask worker, a server) then finds what other processes wrote since, instead of
         # encoding it again with results that differ in the last bits (an encoder's output
         # depends on the batch it ran in).
-        for name in sorted(set(os.listdir(self.dir)) - self._shards):
-            if not (name.startswith("shard-") and name.endswith(".npz")):
-                continue
+        for name in sorted({path.name for path in self.dir.glob("shard-*.npz")} - self._shards):
             self._shards.add(name)
             with np.load(self.dir / name) as z:
                 for h, row in zip(z["hashes"], z["embeddings"], strict=True):
@@ -168,7 +165,6 @@ class _EmbeddingStore:
         return [hashlib.sha1(t.encode()).digest() for t in texts]
 
     def _append(self, texts, emb):
-        emb = np.asarray(emb, dtype=np.float32)
         n, need = len(self.index), len(self.index) + len(texts)
         if self.buf.shape[0] < need or self.buf.shape[1] != emb.shape[1]:
             grown = np.zeros((max(need, 2 * self.buf.shape[0], 256), emb.shape[1]), np.float32)
@@ -305,14 +301,11 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         return tags
 
     def _encode_fn(self, model):
-        show = self.show_progress_bar
-
-        def encode(texts):
-            return np.asarray(model.encode(
-                texts, batch_size=self.batch_size, convert_to_numpy=True,
-                normalize_embeddings=True,
-                show_progress_bar=len(texts) > 1000 if show is None else show,
-            ), dtype=np.float32)
+        def encode(texts):  # the store casts the rows to float32
+            show = self.show_progress_bar
+            return model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
+                                normalize_embeddings=True,
+                                show_progress_bar=len(texts) > 1000 if show is None else show)
 
         return encode
 
@@ -325,18 +318,6 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
             return self._encode_fn(model)(missing)
 
         return (store or _store(model_id, self.cache)).encode(texts, lazy)
-
-    def _tool_embeddings(self) -> np.ndarray:
-        # One read-only array per registry and store, shared by every clone and batch (with
-        # cache=False the store, and so the array, is this fit's own).
-        store = _store(_resolve_model(self.model)[0], self.cache)
-        key = ("tools", self.registry.fingerprint)
-        with store.lock:
-            if key not in store.shared:
-                emb = self._encode(self.registry.texts, store)
-                emb.flags.writeable = False
-                store.shared[key] = emb
-            return store.shared[key]
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -361,7 +342,16 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
             check_relevant(y, self.registry, len(queries))
         self.device_ = _check_device(self.device)
         self.model_id_ = _resolve_model(self.model)[0]
-        self.tool_embeddings_ = self._tool_embeddings()
+        # The tools' embeddings: one read-only array per registry and store, shared by every
+        # clone and batch (with cache=False the store, and so the array, is this fit's own).
+        store = _store(self.model_id_, self.cache)
+        key = ("tools", self.registry.fingerprint)
+        with store.lock:
+            if key not in store.shared:
+                emb = self._encode(self.registry.texts, store)
+                emb.flags.writeable = False
+                store.shared[key] = emb
+            self.tool_embeddings_ = store.shared[key]
         self.embedding_dim_ = int(self.tool_embeddings_.shape[1])
         return self
 
@@ -381,10 +371,8 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         validate_data(self, X, skip_check_array=True, ensure_2d=False, reset=False)
         queries = check_queries(X)
-        q = self._encode(queries)
-        return RankingBatch.full_pool(
-            self.registry, q, self.tool_embeddings_, encoder=self.model_id_, queries=queries
-        )
+        return RankingBatch.full_pool(self.registry, self._encode(queries), self.tool_embeddings_,
+                                      encoder=self.model_id_, queries=queries)
 
     def encode(self, texts) -> np.ndarray:
         """L2-normalized embeddings of arbitrary texts, through the same cache.

@@ -20,13 +20,6 @@ MSG_NOT_A_PIPELINE = (
 )
 
 
-def _steps(pipeline):
-    steps = getattr(pipeline, "steps", None)
-    if not steps or not isinstance(steps[0][1], FrozenEmbedder):
-        raise ValueError(MSG_NOT_A_PIPELINE.format(type=type(pipeline).__name__))
-    return [step for _, step in steps if step not in (None, "passthrough")]
-
-
 def _at(batch: RankingBatch, cand):
     """The scores of ``batch`` at the candidates ``cand``, row by row."""
     if batch.is_full_pool:
@@ -47,32 +40,27 @@ def _filter_reasons(step, batch, out, scan=None):
     ranked = np.take_along_axis(batch.candidates, batch.order(), axis=1)  # the scan's order
     names, emb = batch.registry.names, batch.tool_embeddings
     second = "a second" if step.max_high_risk == 1 else "one more"
-    words = []
-    for i, row in enumerate(out.candidates):
-        at = {int(t): j for j, t in enumerate(ranked[i])}
-        row_words = []
-        for t in row.tolist():
-            j = at[t]
-            d = decision[i, j]
-            if d == ACCEPTED:
-                w = "accepted"
-            elif d == HIGH_RISK:
-                w = f"deferred: {second} tool of risk >= {step.high_risk_level}"
-            elif d == BROAD:
-                w = "deferred: broad permissions"
-            elif d == REDUNDANT:
-                u = int(other[i, j])
-                w = f"deferred: near-duplicate of {names[u]}, cosine {emb[u] @ emb[t]:.2f}"
-            elif d == NOT_NEEDED:
-                w = (f"deferred: not needed for this query (p={p[i, j]:.2f} < "
-                     f"{step.need_threshold:g})")
-            elif d == BELOW_FLOOR:
-                w = f"below the relevance floor (p={p[i, j]:.2f} < {step.relevance_floor:g})"
-            else:
-                w = "not reached: the list was full" if d == UNSCANNED else f"decision {d}"
-            row_words.append(w)
-        words.append(row_words)
-    return words
+
+    def reason(i, j, t):  # candidate t, at position j of query i's scan
+        d = decision[i, j]
+        if d == ACCEPTED:
+            return "accepted"
+        if d == HIGH_RISK:
+            return f"deferred: {second} tool of risk >= {step.high_risk_level}"
+        if d == BROAD:
+            return "deferred: broad permissions"
+        if d == REDUNDANT:
+            u = int(other[i, j])
+            return f"deferred: near-duplicate of {names[u]}, cosine {emb[u] @ emb[t]:.2f}"
+        if d == NOT_NEEDED:
+            return (f"deferred: not needed for this query (p={p[i, j]:.2f} < "
+                    f"{step.need_threshold:g})")
+        if d == BELOW_FLOOR:
+            return f"below the relevance floor (p={p[i, j]:.2f} < {step.relevance_floor:g})"
+        return "not reached: the list was full" if d == UNSCANNED else f"decision {d}"
+
+    at = [{int(t): j for j, t in enumerate(row)} for row in ranked]
+    return [[reason(i, at[i][t], t) for t in row.tolist()] for i, row in enumerate(out.candidates)]
 
 
 def explain(pipeline, queries, k=None):
@@ -116,7 +104,10 @@ def explain(pipeline, queries, k=None):
     """
     import pandas as pd
 
-    steps = _steps(pipeline)
+    steps = getattr(pipeline, "steps", None)
+    if not steps or not isinstance(steps[0][1], FrozenEmbedder):
+        raise ValueError(MSG_NOT_A_PIPELINE.format(type=type(pipeline).__name__))
+    steps = [step for _, step in steps if step not in (None, "passthrough")]
     queries = list(queries)
     batches = [steps[0].transform(queries)]
     for step in steps[1:-1]:
@@ -137,11 +128,11 @@ def explain(pipeline, queries, k=None):
     cols = {
         "query": np.repeat(queries, m),
         "tool": reg.names[cand].ravel(),
-        "rank": np.where((ranked >= 0) & (np.arange(m) < k), np.arange(1, m + 1), 0).ravel(),
+        "rank": pd.arrays.IntegerArray(np.tile(np.arange(1, m + 1), n_q),
+                                       ~((ranked >= 0) & (np.arange(m) < k)).ravel()),
     }
     risk = reg.risk[cand].ravel()
-    cols["risk"] = pd.array([None if r == UNKNOWN_RISK else int(r) for r in risk],
-                            dtype="Int64")
+    cols["risk"] = pd.arrays.IntegerArray(risk, risk == UNKNOWN_RISK)
     cols["risk_predicted"] = reg.risk_predicted[cand].ravel()
     cols["cosine"] = np.einsum("qd,qmd->qm", out.query_embeddings,
                                out.tool_embeddings[cand]).ravel()
@@ -164,7 +155,6 @@ def explain(pipeline, queries, k=None):
                     for j in range(m)] for _ in range(n_q)]
     cols["reason"] = np.array(reasons, dtype=object).ravel()
     frame = pd.DataFrame(cols)
-    frame["rank"] = frame["rank"].astype("Int64").mask(frame["rank"] == 0)
     # A deferred tool still fills the list when fewer than k pass: say both.
     filled = frame["rank"].notna() & frame["reason"].str.startswith("deferred: ")
     frame.loc[filled, "reason"] = "kept to fill the list, though " + frame.loc[filled, "reason"]
