@@ -71,6 +71,10 @@ MSG_NEEDS_Y = (
     "{step} learns from the training queries' gold tools when a relevance floor or need "
     "evidence is asked for: pass y to fit."
 )
+MSG_ONE_QUERY = (
+    "{step} reads a tool's need from the nearest other training queries (each query leaves "
+    "itself out), so it needs at least 2 training queries, got 1."
+)
 MSG_ONE_CLASS = (
     "No candidate of rank below {rank} in the training batch is {what}a gold tool: the "
     "relevance model cannot learn, so every candidate gets p={p:g}."
@@ -392,9 +396,10 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
-    relevance_model_ : sklearn.pipeline.Pipeline or None
+    relevance_model_ : object or None
         With a relevance floor: a logistic regression of "this candidate is gold" on its
-        rank and its score gap to the query's best candidate, fitted on the training batch.
+        rank and its score gap to the query's best candidate, fitted on the training batch;
+        ``predict_proba(X, positions)`` gives it per candidate.
     registry_ : ToolRegistry
         The registry of the batch seen in ``fit``; later batches must share it.
     encoder_ : str
@@ -466,6 +471,8 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
             if y is None:
                 raise ValueError(MSG_NEEDS_Y.format(step=type(self).__name__))
             relevant = check_relevant(y, X.registry, X.n_queries)
+            if self._knn_feature and X.n_queries < 2:
+                raise ValueError(MSG_ONE_QUERY.format(step=type(self).__name__))
             self.relevance_model_ = _GoldModel(self._knn_feature, 2 * self.k).fit(X, relevant)
 
     def _tool_rules_of(self, X, options):

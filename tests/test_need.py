@@ -19,7 +19,7 @@ from sklearn.utils.estimator_checks import (
 
 from skriskrank import UNKNOWN_RISK, NeedAwareFilter, RankingBatch, RuleFilter, ToolRegistry
 from skriskrank._fast import NOT_NEEDED
-from skriskrank._filter import MSG_NEEDS_Y
+from skriskrank._filter import MSG_NEEDS_Y, MSG_ONE_QUERY
 
 
 def _problem(seed, n_tools=30, n_train=60, n_test=12, dim=8, unknown=False):
@@ -76,6 +76,17 @@ def test_fit_needs_the_gold_sets(problem):
         NeedAwareFilter().fit(train)
     with pytest.raises(ValueError, match=re.escape(MSG_NEEDS_Y.format(step="RuleFilter"))):
         RuleFilter(relevance_floor=0.1).fit(train)
+
+
+def test_need_evidence_needs_a_second_training_query(problem):
+    # Each training query leaves itself out of its neighbours: with one query there are none
+    # (this crashed in a zero-size reduction). The floor alone does not read neighbours.
+    train, y, test, _ = problem
+    one = RankingBatch(train.registry, train.query_embeddings[:1], train.tool_embeddings,
+                       train.candidates[:1], train.scores[:1])
+    with pytest.raises(ValueError, match=re.escape(MSG_ONE_QUERY.format(step="NeedAwareFilter"))):
+        NeedAwareFilter().fit(one, y[:1])
+    assert RuleFilter(relevance_floor=0.2).fit(one, y[:1]).predict(test).shape[0] == test.n_queries
 
 
 @settings(deadline=None, max_examples=20)
