@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 import numpy as np
 from sklearn.base import _fit_context
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._batch import RankingBatch, check_batch
 
@@ -103,6 +103,7 @@ class RankingStepMixin:
         validate_data(self, X, skip_check_array=True, ensure_2d=False, reset=reset)
         if reset:
             return check_batch(self, X)
+        check_is_fitted(self)
         return check_batch(self, X, registry=self.registry_, encoder=self.encoder_)
 
     def rank(self, X, *, k: int | None = None) -> np.ndarray:

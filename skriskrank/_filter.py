@@ -24,7 +24,6 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import Interval, validate_params
-from sklearn.utils.validation import check_is_fitted
 
 from ._base import RankingStepMixin, check_relevant
 from ._fast import dot_error_bound, filter_scan, topk_rows
@@ -503,7 +502,6 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
         The order is given as positions of ``X``'s rows; the lengths are None for lists of
         fixed length, and the probabilities None without a relevance model.
         """
-        check_is_fitted(self)
         X = self._check_input(X, reset=False)
         options = self._options()  # set_params may have changed them
         positions = X.order()

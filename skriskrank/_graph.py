@@ -13,7 +13,6 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from ._base import RankingStepMixin, check_relevant
 from ._batch import RankingBatch
@@ -354,7 +353,6 @@ class GraphSmoother(RankingStepMixin, TransformerMixin, BaseEstimator):
         X_new : RankingBatch
             ``X`` with float32 smoothed scores; the candidates are unchanged.
         """
-        check_is_fitted(self)
         X = self._check_input(X, reset=False)
         alpha = float(self.alpha)
         if alpha == 0:

@@ -735,7 +735,6 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         -------
         f_rel : ndarray of float32 of shape (n_queries, n_candidates)
         """
-        check_is_fitted(self)
         X = self._check_input(X, reset=False)
         tools = X.tool_embeddings
         side = self._cached("_tool_side", (tools,), lambda: self.heads_.tool_side(tools))
@@ -754,7 +753,6 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         -------
         f_risk : ndarray of float32 of shape (n_queries, n_candidates)
         """
-        check_is_fitted(self)
         X = self._check_input(X, reset=False)
         return self.tool_risk_[X.candidates]
 

@@ -9,7 +9,6 @@ import numpy as np
 from joblib import effective_n_jobs
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from ._base import RankingStepMixin
 from ._fast import Int8CosineIndex, cpu_count
@@ -148,7 +147,6 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
         batch : RankingBatch
             Candidates cut to ``min(n_candidates, X.n_candidates)`` per query, best first.
         """
-        check_is_fitted(self)
         X = self._check_input(X, reset=False)
         n = min(self.n_candidates, X.n_candidates)
         if (X.scores_pending and n < X.n_candidates and X.n_queries <= _INDEX_MAX_QUERIES

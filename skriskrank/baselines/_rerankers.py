@@ -8,7 +8,6 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted
 
 from .._base import RankingStepMixin
 from .._embedding import _check_device, _load_model, _resolve_model
@@ -92,7 +91,6 @@ class RiskPenaltyReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         batch : RankingBatch
             The same candidates with penalised scores.
         """
-        check_is_fitted(self)
         X = self._check_input(X, reset=False)
         risk = X.registry.risk
         # Unknown risk is penalised as the worst real level.
@@ -161,7 +159,6 @@ class MMRReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
             The candidates in MMR order, each keeping its score (as
             :class:`~skriskrank.RuleFilter`).
         """
-        check_is_fitted(self)
         X = self._check_input(X, reset=False)
         positions = X.order()
         ranked = np.take_along_axis(X.candidates, positions, axis=1)
@@ -272,7 +269,6 @@ class BM25Reranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         """
         import bm25s
 
-        check_is_fitted(self)
         X = self._check_input(X, reset=False)
         tokens = bm25s.tokenize(
             _query_texts(self, X), stopwords="en", show_progress=False, return_ids=False
@@ -375,7 +371,6 @@ class CrossEncoderReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         batch : RankingBatch
             The ``n_rerank`` best candidates of each query, ranked by cross-encoder score.
         """
-        check_is_fitted(self)
         X = self._check_input(X, reset=False)
         queries, top, texts = _query_texts(self, X), X.top(self.n_rerank), X.registry.texts
         pairs = [(q, texts[t]) for q, ts in zip(queries, top.candidates, strict=True) for t in ts]
