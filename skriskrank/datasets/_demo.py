@@ -129,9 +129,8 @@ def _load(tools_file, queries_file) -> DemoData:
         df = pd.read_csv(fh, dtype=str, keep_default_na=False)
     tname = tools_file.name
     if tuple(df.columns) != _TOOL_COLUMNS:
-        raise ValueError(
-            MSG_TOOL_COLUMNS.format(file=tname, expected=list(_TOOL_COLUMNS), got=list(df.columns))
-        )
+        raise ValueError(MSG_TOOL_COLUMNS.format(
+            file=tname, expected=list(_TOOL_COLUMNS), got=list(df.columns)))
     for name, domain, rationale in zip(df["name"], df["domain"], df["rationale"], strict=True):
         if domain not in DEMO_DOMAINS:
             raise ValueError(MSG_BAD_TOOL_DOMAIN.format(

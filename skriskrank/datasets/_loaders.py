@@ -137,11 +137,9 @@ class ToolRetrievalDataset:
         queries = list(self.queries)
         relevant = [frozenset(g) for g in self.relevant]
         domains = None if self.domains is None else list(self.domains)
-        ids = self.query_ids
-        ids = list(map(str, range(len(queries)))) if ids is None else list(ids)
-        counts = {"relevant": len(relevant), "query_ids": len(ids)}
-        if domains is not None:
-            counts["domains"] = len(domains)
+        ids = list(map(str, range(len(queries))) if self.query_ids is None else self.query_ids)
+        fields = {"relevant": relevant, "query_ids": ids, "domains": domains}
+        counts = {name: len(v) for name, v in fields.items() if v is not None}
         if any(c != len(queries) for c in counts.values()):
             raise ValueError(MSG_DATASET_LENGTHS.format(n=len(queries), counts=counts))
         for i, gold in enumerate(relevant):
@@ -151,10 +149,8 @@ class ToolRetrievalDataset:
             if missing:
                 raise ValueError(MSG_DATASET_UNKNOWN.format(i=i, tools=missing))
         # Frozen: the normalised copies replace what the caller passed.
-        object.__setattr__(self, "queries", queries)
-        object.__setattr__(self, "relevant", relevant)
-        object.__setattr__(self, "domains", domains)
-        object.__setattr__(self, "query_ids", ids)
+        for name, value in {"queries": queries, **fields}.items():
+            object.__setattr__(self, name, value)
 
     def __len__(self) -> int:
         return len(self.queries)
@@ -214,11 +210,9 @@ class ToolRetrievalDataset:
 # -- reading files ------------------------------------------------------------------------------
 def _file(path, directory=None) -> Path:
     """``path`` (inside ``directory`` when given), checking that both exist."""
-    if directory is not None:
-        if not Path(directory).is_dir():
-            raise FileNotFoundError(MSG_NOT_A_DIR.format(path=Path(directory)))
-        path = Path(directory) / path
-    path = Path(path)
+    if directory is not None and not Path(directory).is_dir():
+        raise FileNotFoundError(MSG_NOT_A_DIR.format(path=Path(directory)))
+    path = Path(path) if directory is None else Path(directory) / path
     if not path.is_file():
         raise FileNotFoundError(MSG_MISSING_FILE.format(path=path))
     return path
@@ -355,27 +349,9 @@ def load_ultratool(data_dir: str | PathLike) -> ToolRetrievalDataset:
     )
     lines = _query_lines(queries_path, registry, "question", "tools", "name")
     rows = [(q, gold, _domain(at, obj, required=True)) for at, obj, q, gold in lines]
-    queries, relevant, domains = map(list, zip(*rows, strict=True))
+    queries, relevant, domains = zip(*rows, strict=True)
     ids = [f"test-{i}" for i in range(len(queries))]
     return ToolRetrievalDataset("ultratool", "test", registry, queries, relevant, domains, ids)
-
-
-def _sealtools_registry(data_dir) -> ToolRegistry:
-    tools_path = _file(SEALTOOLS_TOOLS, data_dir)
-    labels = _read_labels(_file(SEALTOOLS_LABELS, data_dir))
-    first: dict[str, tuple[int, str]] = {}
-    for at, obj in _read_jsonl(tools_path):
-        name, desc = _field(at, obj, "api_name"), _field(at, obj, "api_description")
-        # An exact repeat is the same tool listed twice: keep the first. A repeat that
-        # disagrees would make the gold name ambiguous, so it is an error.
-        line, first_desc = first.setdefault(name, (at["line"], desc))
-        if desc != first_desc:
-            raise ValueError(MSG_CONFLICTING_TOOL.format(**at, name=name, first=line))
-    if not first:
-        raise ValueError(MSG_BAD_REGISTRY.format(path=tools_path, error=MSG_NO_TOOLS))
-    # A tool without a label gets None, which the registry stores as unknown (high) risk.
-    risk = [labels[n].get("risk_level") if n in labels else None for n in first]
-    return _build_registry(tools_path, list(first), [d for _, d in first.values()], risk)
 
 
 def load_sealtools(data_dir: str | PathLike,
@@ -425,10 +401,24 @@ def load_sealtools(data_dir: str | PathLike,
         raise ValueError(MSG_BAD_SPLIT.format(split=split, allowed=list(SEALTOOLS_SPLITS)))
     # Check the query file before the costlier registry, so a missing split fails fast.
     queries_path = _file(f"{split}.jsonl", data_dir)
-    registry = _sealtools_registry(data_dir)
+    tools_path = _file(SEALTOOLS_TOOLS, data_dir)
+    labels = _read_labels(_file(SEALTOOLS_LABELS, data_dir))
+    first: dict[str, tuple[int, str]] = {}
+    for at, obj in _read_jsonl(tools_path):
+        name, desc = _field(at, obj, "api_name"), _field(at, obj, "api_description")
+        # An exact repeat is the same tool listed twice: keep the first. A repeat that
+        # disagrees would make the gold name ambiguous, so it is an error.
+        line, first_desc = first.setdefault(name, (at["line"], desc))
+        if desc != first_desc:
+            raise ValueError(MSG_CONFLICTING_TOOL.format(**at, name=name, first=line))
+    if not first:
+        raise ValueError(MSG_BAD_REGISTRY.format(path=tools_path, error=MSG_NO_TOOLS))
+    # A tool without a label gets None, which the registry stores as unknown (high) risk.
+    risk = [labels.get(n, {}).get("risk_level") for n in first]
+    registry = _build_registry(tools_path, list(first), [d for _, d in first.values()], risk)
     lines = _query_lines(queries_path, registry, "query", "calling", "api")
     rows = [(q, g, str(obj.get("id", f"{split}-line{at['line']}"))) for at, obj, q, g in lines]
-    queries, relevant, ids = map(list, zip(*rows, strict=True))
+    queries, relevant, ids = zip(*rows, strict=True)
     return ToolRetrievalDataset("sealtools", split, registry, queries, relevant, None, ids)
 
 
@@ -483,45 +473,31 @@ def load_registry_csv(path: str | PathLike, *, permission_keywords=None) -> Tool
             required = ["name", "description"]
             raise ValueError(MSG_CSV_COLUMNS.format(path=path, required=required, header=header))
         reader.fieldnames = header
-        names, descriptions, risks, perms = [], [], [], []
-        for row in reader:
-            # DictReader counts physical lines, so quoted multi-line cells keep numbers right.
-            at = {"path": path, "line": reader.line_num}
-            name = (row.get("name") or "").strip()
-            names.append(name)
-            descriptions.append((row.get("description") or "").strip())
-            risks.append(_csv_risk(at, name, row.get("risk")))
-            perms.append(_csv_permissions(at, name, row.get("permissions")))
-    if not names:
+        # DictReader counts physical lines, so quoted multi-line cells keep numbers right.
+        rows = [_csv_row({"path": path, "line": reader.line_num}, row) for row in reader]
+    if not rows:
         raise ValueError(MSG_BAD_REGISTRY.format(path=path, error=MSG_NO_TOOLS))
-    return _build_registry(path, names, descriptions, risks, perms,
-                           permission_keywords=permission_keywords)
+    return _build_registry(path, *zip(*rows, strict=True), permission_keywords=permission_keywords)
 
 
-def _csv_risk(at: dict, name: str, cell) -> int | None:
-    cell = (cell or "").strip()
-    if not cell:
-        return None
+def _csv_row(at: dict, row: dict) -> tuple:
+    """``(name, description, risk, permissions)`` of a CSV row; blank risk or permissions: None."""
+    name, desc, risk, perms = (
+        (row.get(col) or "").strip() for col in ("name", "description", "risk", "permissions"))
     try:
-        value = int(cell)
+        level = int(risk) if risk else None
     except ValueError:
-        value = 0
-    if not 1 <= value <= 5:
-        raise ValueError(MSG_CSV_RISK.format(**at, name=name, value=cell))
-    return value
-
-
-def _csv_permissions(at: dict, name: str, cell) -> list[str] | None:
-    cell = (cell or "").strip()
-    if not cell:
-        return None
-    if cell.lower() == NO_PERMISSIONS:
-        return []
-    perms = [p.strip() for p in cell.split(";") if p.strip()]
-    if any(p not in PERMISSION_CATEGORIES for p in perms):
+        level = 0
+    if level is not None and not 1 <= level <= 5:
+        raise ValueError(MSG_CSV_RISK.format(**at, name=name, value=risk))
+    categories = [p for p in map(str.strip, perms.split(";")) if p]
+    if perms.lower() == NO_PERMISSIONS:
+        categories = []
+    elif any(p not in PERMISSION_CATEGORIES for p in categories):
         raise ValueError(MSG_CSV_PERMISSIONS.format(
-            **at, name=name, allowed=list(PERMISSION_CATEGORIES), none=NO_PERMISSIONS, value=cell))
-    return perms
+            **at, name=name, allowed=list(PERMISSION_CATEGORIES), none=NO_PERMISSIONS,
+            value=perms))
+    return name, desc, level, categories if perms else None
 
 
 def load_queries_jsonl(path: str | PathLike, registry: ToolRegistry, *, name: str | None = None,
@@ -579,7 +555,7 @@ def load_queries_jsonl(path: str | PathLike, registry: ToolRegistry, *, name: st
         if rows and (domain is None) != (rows[0][3] is None):
             raise ValueError(MSG_MIXED_DOMAINS.format(**at))
         rows.append((query, gold, str(qid), domain))
-    queries, relevant, ids, domains = map(list, zip(*rows, strict=True))
+    queries, relevant, ids, domains = zip(*rows, strict=True)
     return ToolRetrievalDataset(
         path.stem if name is None else name, split, registry, queries, relevant,
         None if domains[0] is None else domains, ids,
