@@ -146,13 +146,13 @@ class _PerQuery:
 
     def __init__(self, rows, gold, risk, k):
         self.rows, self.gold, self.risk_source, self.k = rows, gold, risk, k
-        lens = np.fromiter((min(len(r), k) for r in rows), dtype=np.int64, count=len(rows))
         # The top k of every list on a (n_queries, k) grid; a short list leaves empty slots.
-        self.present = np.arange(k) < lens[:, None]
+        self.present = np.arange(k) < np.fromiter(map(len, rows), np.int64, len(rows))[:, None]
         self.names = [t for r in rows for t in r[:k]]
 
-    def _grid(self, flat, fill):
-        out = np.full(self.present.shape, fill, dtype=np.asarray(flat).dtype)
+    def _grid(self, flat):
+        """``flat`` on the (n_queries, k) grid, zero (False) in the empty slots."""
+        out = np.zeros(self.present.shape, dtype=flat.dtype)
         out[self.present] = flat  # row-major, the order of self.names
         return out
 
@@ -160,12 +160,12 @@ class _PerQuery:
     def hits(self):
         """(n_queries, k) bool: the tool at that rank is relevant."""
         flat = (t in g for r, g in zip(self.rows, self.gold, strict=True) for t in r[:self.k])
-        return self._grid(np.fromiter(flat, bool, len(self.names)), False)
+        return self._grid(np.fromiter(flat, bool, len(self.names)))
 
     @functools.cached_property
     def levels(self):
         """(n_queries, k) int: the risk level at that rank, 0 for an empty slot."""
-        return self._grid(_risk_levels(self.risk_source, self.names), 0)
+        return self._grid(_risk_levels(self.risk_source, self.names))
 
     def _gold_count(self, keep):
         levels = _risk_levels(self.risk_source, [t for g in self.gold for t in g])
@@ -201,20 +201,15 @@ class _PerQuery:
         exposed = self.levels >= level
         return (exposed & ~self.hits if unneeded else exposed).sum(axis=1) / self.k
 
-    def rvr(self):
-        return self._exposure(RISKY_LEVEL)
-
-    def srr(self):
-        return self._exposure(SEVERE_LEVEL)
+    rvr = functools.partialmethod(_exposure, RISKY_LEVEL)
+    srr = functools.partialmethod(_exposure, SEVERE_LEVEL)
+    unneeded_rvr = functools.partialmethod(_exposure, RISKY_LEVEL, unneeded=True)
 
     def safe_rvr(self):
         return self.rvr()[self.safe]
 
     def needrisk_hit(self):
         return (self.hits & (self.levels >= RISKY_LEVEL)).any(axis=1)[~self.safe]
-
-    def unneeded_rvr(self):
-        return self._exposure(RISKY_LEVEL, unneeded=True)
 
 
 _UNUSED = object()
@@ -225,9 +220,7 @@ def _run(ranked, relevant=_UNUSED, risk=_UNUSED, k=5) -> _PerQuery:
     k = _check_k(k)
     rows = _check_ranked(ranked)
     gold = None if relevant is _UNUSED else _check_relevant(relevant, len(rows))
-    if risk is _UNUSED:
-        risk = None
-    elif not isinstance(risk, (ToolRegistry, Mapping)):
+    if risk is not _UNUSED and not isinstance(risk, (ToolRegistry, Mapping)):
         raise ValueError(MSG_RISK_TYPE.format(type=type(risk).__name__))
     return _PerQuery(rows, gold, risk, k)
 

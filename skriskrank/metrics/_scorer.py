@@ -101,15 +101,14 @@ def make_ranking_scorer(metric, *, k=5, registry=None):
     if not isinstance(metric, str) or metric not in _METRIC_NAMES:
         raise ValueError(MSG_UNKNOWN_METRIC.format(metric=metric, valid=sorted(_METRIC_NAMES)))
     k = _check_k(k)
-    needs_registry = metric not in _NO_RISK
     if registry is not None and not isinstance(registry, (ToolRegistry, Mapping)):
         raise ValueError(MSG_BAD_REGISTRY.format(type=type(registry).__name__))
-    if needs_registry and registry is None:
+    if metric not in _NO_RISK and registry is None:
         raise ValueError(MSG_NEEDS_REGISTRY.format(metric=metric))
     return make_scorer(
         _ranking_score, response_method="predict",
         greater_is_better=metric not in _LOWER_IS_BETTER,
-        metric=metric, k=k, registry=registry if needs_registry else None,
+        metric=metric, k=k, registry=None if metric in _NO_RISK else registry,
     )
 
 
