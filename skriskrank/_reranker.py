@@ -275,7 +275,7 @@ class _EarlyStopping(Callback):
     def score(self, net):
         rel = HeadWeights.from_module(net.module_).relevance(self.q_emb, self.t_emb,
                                                              self.candidates)
-        order = topk_rows(rel, self.k)
+        order = topk_rows(rel, min(self.k, rel.shape[1]))  # a list may be shorter than k
         top = order if self.candidates is None else np.take_along_axis(self.candidates, order,
                                                                        axis=1)
         # The metric itself, over tool indices standing in for names.

@@ -12,6 +12,7 @@ from hypothesis.extra import numpy as hnp
 from skriskrank import RankingBatch, ToolRegistry
 from skriskrank._batch import MSG_ARRAY, MSG_RANGE, MSG_REPLACE_SCORES, MSG_SCORES_NEEDED
 from skriskrank._fast import topk_rows
+from skriskrank._fast._topk import MSG_TOPK_K
 
 #: Few distinct values, so that ties (and ties across the k-th place) are common.
 SCORE = st.sampled_from([0.0, -0.0, 0.5, -0.5, 1.0, np.inf, -np.inf, np.nan])
@@ -36,6 +37,13 @@ def test_topk_on_long_rows():
     np.testing.assert_array_equal(topk_rows(scores, 100), stable_order(scores, 100))
     s32 = scores.astype(np.float32)
     np.testing.assert_array_equal(topk_rows(s32, 1), stable_order(s32, 1))
+
+
+@pytest.mark.parametrize("k", [-1, 4, 100])
+def test_topk_refuses_k_outside_the_row(k):
+    # The kernel does not bound-check: a k above the row's width read past its end.
+    with pytest.raises(ValueError, match=re.escape(MSG_TOPK_K.format(k=k, m=3))):
+        topk_rows(np.zeros((2, 3), np.float32), k)
 
 
 def _registry(n):

@@ -792,6 +792,16 @@ def test_query_whose_gold_is_the_whole_registry():
         RiskAwareReranker(**FAST).fit(batch, y)
 
 
+def test_validation_ndcg_with_k_above_the_candidates(data):
+    # The early-stopping NDCG asked the top-k kernel for more positions than a row has
+    # (IndexError, or reads past the row); it ranks what there is, as ndcg_at_k does.
+    batch, y = data
+    short = subset_batch(batch, m=3)
+    rr = RiskAwareReranker(**{**FAST, "validation_fraction": 0.25}, k=6).fit(short, y)
+    assert len(rr.validation_scores_) == rr.n_epochs_
+    assert all(0 <= s <= 1 for s in rr.validation_scores_)
+
+
 def test_validation_needs_training_queries():
     batch, y = make_data(n_queries=2)
     with pytest.raises(ValueError, match=re.escape(

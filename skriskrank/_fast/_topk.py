@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+MSG_TOPK_K = "k={k} is outside 0..{m}, the number of scores per row."
+
 
 @njit(cache=True, nogil=True, inline="always")
 def worse(a, pa, b, pb):
@@ -97,6 +99,9 @@ def topk_rows(scores: np.ndarray, k: int) -> np.ndarray:
     order : ndarray of int64 of shape (n_rows, k)
         ``np.argsort(-scores, axis=1, kind="stable")[:, :k]``.
     """
+    if not 0 <= k <= scores.shape[1]:
+        # The kernel does not check bounds: it would read past the end of each row.
+        raise ValueError(MSG_TOPK_K.format(k=k, m=scores.shape[1]))
     out = np.empty((scores.shape[0], k), dtype=np.int64)
     if k:
         _topk(np.ascontiguousarray(scores), k, out)
