@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._registry import PERMISSION_CATEGORIES, ToolRegistry
+from .._registry import PERMISSION_CATEGORIES, ToolRegistry, _is_level
 
 __all__ = [
     "SEALTOOLS_SPLITS", "ToolRetrievalDataset", "load_queries_jsonl", "load_registry_csv",
@@ -487,8 +487,8 @@ def _csv_row(at: dict, row: dict) -> tuple:
     try:
         level = int(risk) if risk else None
     except ValueError:
-        level = 0
-    if level is not None and not 1 <= level <= 5:
+        level = 0  # not an integer: reported below as not a level
+    if level is not None and not _is_level(level):
         raise ValueError(MSG_CSV_RISK.format(**at, name=name, value=risk))
     categories = [p for p in map(str.strip, perms.split(";")) if p]
     if perms.lower() == NO_PERMISSIONS:
