@@ -28,7 +28,7 @@ import dataclasses
 import numpy as np
 from scipy.special import expit
 
-from ._fast import hidden_layer
+from ._fast import hidden_layer, run_blocks
 
 __all__ = ["HeadWeights"]
 
@@ -154,7 +154,7 @@ class HeadWeights:
             A precomputed :meth:`tool_side` of ``tool_emb``.
         block : int, default=2**20
             Floats of one (queries, hidden, tools) block: it bounds the temporary memory
-            and changes nothing in the result.
+            (one block per thread) and changes nothing in the result.
 
         Returns
         -------
@@ -174,20 +174,25 @@ class HeadWeights:
             out = q @ tools.T
             out *= np.float32(self.cos_scale)
             out += bias
-            b = np.ones((r + 1, len(tools)), dtype=np.float32)
-            b[:r] = side[:, h:].T
             tb = min(len(tools), max(256, block // h))
             qb = max(1, block // (h * tb))
-            for t0 in range(0, len(tools), tb):
-                bb = np.ascontiguousarray(b[:, t0:t0 + tb])
-                part = np.ascontiguousarray(side[t0:t0 + tb, :h].T)[None]
-                for s in range(0, len(q), qb):
-                    w = bb.shape[1]
-                    # Without interactions (r = 0) the product is the query part broadcast
-                    # along the tools: no GEMM, no (queries, hidden, tools) block.
-                    g = (np.broadcast_to(a[s:s + qb, :, r:], (len(a[s:s + qb]), h, w)) if not r
-                         else (a[s:s + qb].reshape(-1, r + 1) @ bb).reshape(-1, h, w))
-                    hidden_layer(g, part, self.w2, out[s:s + qb, t0:t0 + tb])
+
+            def tool_block(t0):  # [Pt t; 1] and Wt t of a block of tools, contiguous
+                sb = side[t0:t0 + tb]
+                bb = np.ones((r + 1, len(sb)), dtype=np.float32)
+                bb[:r] = sb[:, h:].T
+                return t0, bb, np.ascontiguousarray(sb[:, :h].T)[None]
+
+            def pairs(t0, bb, part, s):
+                # Without interactions (r = 0) the product is the query part broadcast
+                # along the tools: no GEMM, no (queries, hidden, tools) block.
+                shape = (len(a[s:s + qb]), h, bb.shape[1])
+                g = (np.broadcast_to(a[s:s + qb, :, r:], shape) if not r
+                     else (a[s:s + qb].reshape(-1, r + 1) @ bb).reshape(shape))
+                hidden_layer(g, part, self.w2, out[s:s + qb, t0:t0 + tb])
+
+            tool_blocks = [tool_block(t0) for t0 in range(0, len(tools), tb)]
+            run_blocks(pairs, [(*t, s) for t in tool_blocks for s in range(0, len(q), qb)])
             return expit(out, out=out)
         candidates = np.asarray(candidates)
         m = candidates.shape[1]

@@ -164,3 +164,28 @@ def test_any_shape_and_block_matches_concatenation(kind, n_q, n_t, d, hidden, ch
         heads.relevance(q, t, cand, block=chunk),
         _reference(module, q, t, cand), atol=1e-5, rtol=0,
     )
+
+
+def _blas_threads():
+    from threadpoolctl import threadpool_info
+
+    return {i["filepath"]: i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+
+
+def test_run_blocks_runs_each_block_on_one_blas_thread_and_restores_the_limit():
+    from threadpoolctl import threadpool_limits
+
+    from skriskrank._fast import run_blocks
+
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = _blas_threads()
+        seen = []
+        run_blocks(lambda i: seen.append((i, set(_blas_threads().values()))),
+                   [(i,) for i in range(6)])
+        assert sorted(i for i, _ in seen) == list(range(6))
+        assert all(threads == {1} for _, threads in seen)
+        assert _blas_threads() == before
+        # A failing block raises in the caller, and the limit is still restored.
+        with pytest.raises(ZeroDivisionError):
+            run_blocks(lambda x: 1 / x, [(1,), (0,), (2,)])
+        assert _blas_threads() == before

@@ -26,11 +26,11 @@ from ._filter import (
 from ._graph import spread
 from ._index import Int8CosineIndex
 from ._scoring import hidden_layer
-from ._threads import cpu_count, thread_pool
+from ._threads import cpu_count, run_blocks, thread_pool
 from ._topk import topk_rows
 
 __all__ = [
     "ACCEPTED", "BELOW_FLOOR", "BROAD", "HIGH_RISK", "NOT_NEEDED", "REDUNDANT", "UNSCANNED",
-    "Int8CosineIndex", "cpu_count", "dot_error_bound", "filter_scan", "hidden_layer", "spread",
-    "thread_pool", "topk_rows",
+    "Int8CosineIndex", "cpu_count", "dot_error_bound", "filter_scan", "hidden_layer",
+    "run_blocks", "spread", "thread_pool", "topk_rows",
 ]
