@@ -291,7 +291,8 @@ class Int8CosineIndex:
         args = (self._codes, self._perm, qcodes, *self._blocks, qscale, qnorm_c, qresid, delta,
                 n, self._block)
         n_blocks = len(self._blocks[0])
-        bounds = np.linspace(0, n_blocks, max(1, min(int(n_threads), n_blocks)) + 1).astype(int)
+        shares = max(1, min(int(n_threads), n_blocks))
+        bounds = [n_blocks * i // shares for i in range(shares + 1)]
         # This thread scans the first share; a pool (if there are more shares) the others.
         futures = [thread_pool(len(bounds) - 2).submit(_scan, *args, b0, b1)
                    for b0, b1 in zip(bounds[1:-1], bounds[2:], strict=True)]
