@@ -65,10 +65,6 @@ class RankingStepMixin:
     #: Whether ``fit`` needs ``y``, the gold tool sets.
     _requires_y = False
 
-    def __init_subclass__(cls, **kwargs):
-        # transform returns a RankingBatch, which set_output cannot make a table of.
-        super().__init_subclass__(auto_wrap_output_keys=None, **kwargs)
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.two_d_array = False
@@ -102,10 +98,9 @@ class RankingStepMixin:
         """Anything a step builds in ``fit`` from a checked batch (nothing by default)."""
 
     def _check_input(self, X, *, reset: bool) -> RankingBatch:
-        # Pipeline steps pass RankingBatch objects, not arrays: validate_data only does the
-        # bookkeeping of fit (feature names, y-required tag) and the content checks happen
-        # here. At transform it would check nothing a batch has (no feature names, no
-        # n_features) and cost 155 us of a 1.9 ms single-query call at 100k tools.
+        # A batch is not an array: validate_data does fit's bookkeeping (feature names, the
+        # y-required tag) and check_batch the content. At transform it would check nothing
+        # and cost 155 us of a 1.9 ms single-query call at 100k tools.
         if reset:
             validate_data(self, X, skip_check_array=True, ensure_2d=False)
             return check_batch(self, X)

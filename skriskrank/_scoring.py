@@ -174,14 +174,14 @@ class HeadWeights:
             out = q @ tools.T
             out *= np.float32(self.cos_scale)
             out += bias
+            b = np.ones((r + 1, len(tools)), dtype=np.float32)
+            b[:r] = side[:, h:].T
             tb = min(len(tools), max(256, block // h))
             qb = max(1, block // (h * tb))
-
-            def tool_block(t0):  # [Pt t; 1] and Wt t of a block of tools, contiguous
-                sb = side[t0:t0 + tb]
-                bb = np.ones((r + 1, len(sb)), dtype=np.float32)
-                bb[:r] = sb[:, h:].T
-                return t0, bb, np.ascontiguousarray(sb[:, :h].T)[None]
+            # Each block of tools: its columns of [Pt t; 1] and its tool part, contiguous.
+            tool_blocks = [(t0, np.ascontiguousarray(b[:, t0:t0 + tb]),
+                            np.ascontiguousarray(side[t0:t0 + tb, :h].T)[None])
+                           for t0 in range(0, len(tools), tb)]
 
             def pairs(t0, bb, part, s):
                 # Without interactions (r = 0) the product is the query part broadcast
@@ -191,7 +191,6 @@ class HeadWeights:
                      else (a[s:s + qb].reshape(-1, r + 1) @ bb).reshape(shape))
                 hidden_layer(g, part, self.w2, out[s:s + qb, t0:t0 + tb])
 
-            tool_blocks = [tool_block(t0) for t0 in range(0, len(tools), tb)]
             run_blocks(pairs, [(*t, s) for t in tool_blocks for s in range(0, len(q), qb)])
             return expit(out, out=out)
         candidates = np.asarray(candidates)

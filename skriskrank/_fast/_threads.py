@@ -11,9 +11,7 @@ from threadpoolctl import ThreadpoolController
 
 _LOCK = threading.Lock()
 _STATE: dict = {"pid": None, "cpus": 1, "pool": None, "size": 0}
-#: Held while run_blocks limits BLAS, so that two callers do not interleave the limit.
-_BLAS_LOCK = threading.Lock()
-_BLAS: list = []  # the one ThreadpoolController (it reads the loaded libraries once)
+_BLAS: list = []  # a lock held while run_blocks limits BLAS, and the one controller
 
 
 def _this_process():
@@ -48,24 +46,19 @@ def thread_pool(n_workers: int) -> ThreadPoolExecutor:
 
 
 def run_blocks(fn, args) -> None:
-    """``fn(*a)`` for each ``a`` in ``args``, spread over BLAS's threads, one BLAS thread each.
+    """``fn(*a)`` for each ``a`` in ``args``, on as many threads as BLAS has, one BLAS thread each.
 
-    A full-pool scoring is a series of thin GEMMs, each followed by a compiled pass over its
-    output. Left to BLAS's own threads, 1,000 x 2,032 pairs at d = 384 took 0.09 s in one
-    minute and 0.20 s in the next on a shared 2-core machine (more than on one thread,
-    0.14 s); spread over the same number of threads, a block each, they took 0.10-0.13 s
-    throughout, measured side by side in one process. The threads are as many as BLAS
-    has, so a limit set by the user or a joblib worker holds. The limit to one BLAS thread
-    is process-wide while it lasts, as in scikit-learn's KMeans; a lock keeps two callers
-    from interleaving it.
+    On BLAS's own threads, full-pool scoring flipped between 0.09 and 0.21 s on a shared 2-core
+    machine; spread so, it held 0.10-0.12 s (``docs/design.md``). The limit is process-wide
+    while it lasts, as in scikit-learn's KMeans; the lock keeps callers from interleaving it.
     """
     with _LOCK:
         if not _BLAS:
-            _BLAS.append(ThreadpoolController().select(user_api="blas"))
-    n = max([c.num_threads for c in _BLAS[0].lib_controllers] or [1])
+            _BLAS.extend([threading.Lock(), ThreadpoolController().select(user_api="blas")])
+    n = max([c.num_threads for c in _BLAS[1].lib_controllers] or [1])
     if n < 2 or len(args) < 2:
         for a in args:
             fn(*a)
         return
-    with _BLAS_LOCK, _BLAS[0].limit(limits=1):
+    with _BLAS[0], _BLAS[1].limit(limits=1):
         list(thread_pool(n).map(lambda a: fn(*a), args))
