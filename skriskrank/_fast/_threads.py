@@ -11,7 +11,7 @@ from threadpoolctl import ThreadpoolController
 
 _LOCK = threading.Lock()
 _STATE: dict = {"pid": None, "cpus": 1, "pool": None, "size": 0}
-_BLAS: list = []  # a lock held while run_blocks limits BLAS, and the one controller
+_BLAS_LOCK = threading.Lock()  # held while run_blocks limits BLAS
 
 
 def _this_process():
@@ -52,13 +52,14 @@ def run_blocks(fn, args) -> None:
     machine; spread so, it held 0.10-0.12 s (``docs/design.md``). The limit is process-wide
     while it lasts, as in scikit-learn's KMeans; the lock keeps callers from interleaving it.
     """
-    with _LOCK:
-        if not _BLAS:
-            _BLAS.extend([threading.Lock(), ThreadpoolController().select(user_api="blas")])
-    n = max([c.num_threads for c in _BLAS[1].lib_controllers] or [1])
+    with _LOCK:  # one controller per process: it reads the loaded libraries once
+        if "blas" not in _STATE:
+            _STATE["blas"] = ThreadpoolController().select(user_api="blas")
+        blas = _STATE["blas"]
+    n = max([c.num_threads for c in blas.lib_controllers] or [1])
     if n < 2 or len(args) < 2:
         for a in args:
             fn(*a)
         return
-    with _BLAS[0], _BLAS[1].limit(limits=1):
+    with _BLAS_LOCK, blas.limit(limits=1):
         list(thread_pool(n).map(lambda a: fn(*a), args))
