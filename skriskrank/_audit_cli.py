@@ -73,8 +73,12 @@ def run_audit(args) -> int:
     from . import RiskAuditor, load_tools
 
     labels = _read_labels(args.labels) if args.labels else None
-    if args.out and Path(args.out).suffix.lower() not in (".csv", ".json"):
-        raise ValueError(MSG_OUT_SUFFIX.format(path=args.out))
+    if args.out:
+        from ._persist import _check_output
+
+        if Path(args.out).suffix.lower() not in (".csv", ".json"):
+            raise ValueError(MSG_OUT_SUFFIX.format(path=args.out))
+        _check_output(args.out)
     registry = load_tools(args.tools, risk=labels, trust_hints=args.trust_hints)
     params = {"show_progress_bar": True}
     if args.coverage is not None:

@@ -45,6 +45,9 @@ PRETRAINED_FILE = "risk_auditor.npz"
 #: Format version of the ``.npz`` written by :meth:`RiskAuditor.save`.
 _FORMAT = 1
 
+#: Longest tool text graded, in characters (a tool's text holds its schema's parameters).
+_MAX_TEXT = 100_000
+
 #: Levels at or above this one are the paper's "risky" tools (RVR counts them).
 _RISKY = 3
 
@@ -217,7 +220,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
     def _texts(X) -> list[str]:
         if isinstance(X, ToolRegistry):
             return X.texts
-        return check_queries(X, type_msg=MSG_X_TYPE, empty_msg=MSG_X_EMPTY)
+        return check_queries(X, type_msg=MSG_X_TYPE, empty_msg=MSG_X_EMPTY, limit=_MAX_TEXT)
 
     @staticmethod
     def _labels(X, y, n: int) -> np.ndarray:

@@ -17,6 +17,9 @@ MSG_Y_ENTRY = (
     "y[{i}] must be a non-empty set (or list) of tool names, got {value!r}."
 )
 MSG_Y_UNKNOWN = "y[{i}] names tool(s) missing from the registry: {names}."
+MSG_TOO_MANY = (
+    "{step}: {param}={value} is more than the catalogue's {n} tools; use at most {n}."
+)
 
 
 def check_relevant(y, registry, n_queries: int | None = None) -> list[np.ndarray]:
@@ -64,6 +67,8 @@ class RankingStepMixin:
 
     #: Whether ``fit`` needs ``y``, the gold tool sets.
     _requires_y = False
+    #: Parameters that count tools: at most the catalogue's size.
+    _catalogue_sized = ("k",)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -103,9 +108,17 @@ class RankingStepMixin:
         # and cost 155 us of a 1.9 ms single-query call at 100k tools.
         if reset:
             validate_data(self, X, skip_check_array=True, ensure_2d=False)
-            return check_batch(self, X)
-        check_is_fitted(self)
-        return check_batch(self, X, registry=self.registry_, encoder=self.encoder_)
+            X = check_batch(self, X)
+        else:
+            check_is_fitted(self)
+            X = check_batch(self, X, registry=self.registry_, encoder=self.encoder_)
+        for param in self._catalogue_sized:
+            # A list longer than the catalogue means nothing, and a huge one allocates.
+            if getattr(self, param) > len(X.registry):
+                raise ValueError(MSG_TOO_MANY.format(step=type(self).__name__, param=param,
+                                                     value=getattr(self, param),
+                                                     n=len(X.registry)))
+        return X
 
     def rank(self, X, *, k: int | None = None) -> np.ndarray:
         """Each query's candidates as registry indices, best first.

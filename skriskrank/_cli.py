@@ -19,6 +19,52 @@ from .datasets import load_queries_jsonl, load_registry_csv
 __all__ = ["main"]
 
 MSG_ONE_SOURCE = "give a model file or --tools, not both (and at least one)."
+MSG_NOT_PIPELINE = (
+    "{path} holds a {type}, not a pipeline that starts with FrozenEmbedder; skriskrank fit "
+    "writes one."
+)
+MSG_COUNT = "expected a whole number from 1 to {limit:,}, got {value!r}"
+
+#: The largest count a command-line option takes (a list length or an epoch count).
+_MAX_COUNT = 100_000
+
+
+def _count(value: str) -> int:
+    """An argparse type: a whole number in 1.._MAX_COUNT."""
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if not 1 <= number <= _MAX_COUNT:
+        raise argparse.ArgumentTypeError(MSG_COUNT.format(limit=_MAX_COUNT, value=value[:20]))
+    return number
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with usage errors in one line (``skriskrank rank: error: ...``), exit 2."""
+
+    def error(self, message):
+        _fail(self.prog, message)
+        self.exit(2)
+
+
+def _fail(prog: str, message) -> None:
+    # One line, and printable whatever the message holds: a path or query from the command
+    # line may hold undecodable bytes (lone surrogates), which print() would choke on.
+    text = " ".join(str(message).split()).encode("utf-8", "backslashreplace").decode()
+    print(f"{prog}: error: {text}", file=sys.stderr)
+
+
+def _load_pipeline(path):
+    """The fitted pipeline of a model file; anything else is a one-line error."""
+    from sklearn.pipeline import Pipeline
+
+    from . import FrozenEmbedder, load
+
+    pipe = load(path)
+    if not isinstance(pipe, Pipeline) or not isinstance(pipe.steps[0][1], FrozenEmbedder):
+        raise ValueError(MSG_NOT_PIPELINE.format(path=path, type=type(pipe).__name__))
+    return pipe
 
 
 # -- loading --------------------------------------------------------------------------------
@@ -73,7 +119,9 @@ def _catalogue_pipeline(tools, labels, k):
 # -- the commands ---------------------------------------------------------------------------
 def fit(args) -> int:
     from . import save
+    from ._persist import _check_output
 
+    _check_output(args.output)  # before any work: a bad path fails now, not after training
     registry = _registry(args.tools, args.labels)
     data = load_queries_jsonl(args.queries, registry)
     pipe = _pipeline(registry, k=args.k, need_aware=args.need_aware, epochs=args.epochs,
@@ -92,10 +140,12 @@ def fit(args) -> int:
 
 
 def rank(args) -> int:
-    from . import explain, load
+    from . import explain
+    from ._inputs import check_query
     from ._serve import _tool_rows, _with_k
 
-    pipe = _with_k(load(args.model), args.k)
+    check_query(args.query)
+    pipe = _with_k(_load_pipeline(args.model), args.k)
     # One explain gives both the list (search_tools' rows) and the dropped tools' reasons.
     table = explain(pipe, [args.query], k=args.k)
     rows = _tool_rows(table, pipe.steps[0][1].registry)
@@ -114,10 +164,9 @@ def rank(args) -> int:
 
 
 def evaluate(args) -> int:
-    from . import load
     from .metrics import ranking_report
 
-    pipe = load(args.model)
+    pipe = _load_pipeline(args.model)
     registry = pipe.steps[0][1].registry
     data = load_queries_jsonl(args.queries, registry)
     k = getattr(pipe.steps[-1][1], "k", 5)
@@ -133,12 +182,11 @@ def evaluate(args) -> int:
 
 
 def serve(args) -> int:
-    from . import load
     from ._serve import serve as run
 
     if (args.model is None) == (not args.tools):
         raise ValueError(MSG_ONE_SOURCE)
-    pipe = (load(args.model) if args.model
+    pipe = (_load_pipeline(args.model) if args.model
             else _catalogue_pipeline(args.tools, args.labels, args.k))
     run(pipe)
     return 0
@@ -210,8 +258,8 @@ def demo(args) -> int:
 
 # -- the parser -----------------------------------------------------------------------------
 def _parser():
-    parser = argparse.ArgumentParser(prog="skriskrank", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = _Parser(prog="skriskrank", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     tools = dict(action="append", metavar="TOOLS", help="a tool catalogue: an MCP tools/list "
                  "result, an OpenAI or Anthropic tool list (JSON), or a CSV; repeatable")
     labels = dict(help='JSON object of declared risk levels: {"tool": 1..5}; the packaged '
@@ -223,8 +271,8 @@ def _parser():
                    help='JSONL: {"query": str, "relevant": [tool names]} per line')
     p.add_argument("--labels", **labels)
     p.add_argument("-o", "--output", required=True, help="the model file to write (.skops)")
-    p.add_argument("--k", type=int, default=5, help="tools per list (default 5)")
-    p.add_argument("--epochs", type=int, default=10, help="training epochs (default 10)")
+    p.add_argument("--k", type=_count, default=5, help="tools per list (default 5)")
+    p.add_argument("--epochs", type=_count, default=10, help="training epochs (default 10)")
     p.add_argument("--risk-weight", type=float, default=0.1, help="lambda (default 0.1)")
     p.add_argument("--need-aware", action="store_true",
                    help="end with the NeedAwareFilter instead of the paper's RuleFilter")
@@ -234,7 +282,7 @@ def _parser():
     p = sub.add_parser("rank", help="rank the tools of a fitted model for one query")
     p.add_argument("model", help="a model file written by skriskrank fit")
     p.add_argument("query", help="the task, in plain words")
-    p.add_argument("--k", type=int, default=5, help="tools to show (default 5)")
+    p.add_argument("--k", type=_count, default=5, help="tools to show (default 5)")
     p.add_argument("--explain", action="store_true",
                    help="say why each tool was kept, and which were dropped and why")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -250,7 +298,7 @@ def _parser():
     p.add_argument("model", nargs="?", help="a model file written by skriskrank fit")
     p.add_argument("--tools", **tools)
     p.add_argument("--labels", **labels)
-    p.add_argument("--k", type=int, default=5, help="default list length (default 5)")
+    p.add_argument("--k", type=_count, default=5, help="default list length (default 5)")
     p.set_defaults(handler=serve)
 
     p = sub.add_parser("demo", help="fit the pipeline and compare rankings on held-out queries")
@@ -259,7 +307,7 @@ def _parser():
     p.add_argument("--model", default=None, help="sentence-transformers name or path")
     p.add_argument("--risk-weight", type=float, default=0.1, help="lambda (default 0.1)")
     p.add_argument("--test-size", type=float, default=0.3, help="held-out share (default 0.3)")
-    p.add_argument("--show", type=int, default=4, help="queries to print (default 4)")
+    p.add_argument("--show", type=_count, default=4, help="queries to print (default 4)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--cache", default=None, help="directory for an on-disk embedding cache")
     p.set_defaults(handler=demo)
@@ -272,12 +320,17 @@ def _parser():
 
 def main(argv=None) -> int:
     """Entry point of the ``skriskrank`` console script and ``python -m skriskrank``."""
-    args = _parser().parse_args(argv)
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as done:  # --help exits 0 as argparse does; a usage error returns 2
+        if done.code:
+            return done.code
+        raise
     # Offline by default: the packaged model needs no hub, and a hub lookup would hang here.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
         return args.handler(args)
     except (ValueError, OSError, ImportError) as err:  # ModelFileError is a ValueError
-        print(f"skriskrank {args.command}: error: {err}", file=sys.stderr)
+        _fail(f"skriskrank {args.command}", err)
         return 2

@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import check_relevant
 from ._batch import RankingBatch
+from ._inputs import MAX_QUERY_LENGTH, check_query
 from ._registry import ToolRegistry
 
 __all__ = ["DEFAULT_MODEL", "FrozenEmbedder", "check_queries", "clear_caches"]
@@ -50,8 +51,12 @@ def clear_caches() -> None:
         _STORES.clear()
 
 
-def check_queries(X, *, type_msg=MSG_QUERIES_TYPE, empty_msg=MSG_QUERIES_EMPTY) -> list[str]:
-    """Validate a batch of raw queries (or other texts) and return it as a list of str."""
+def check_queries(X, *, type_msg=MSG_QUERIES_TYPE, empty_msg=MSG_QUERIES_EMPTY,
+                  limit=MAX_QUERY_LENGTH) -> list[str]:
+    """Validate a batch of raw queries (or other texts) and return it as a list of str.
+
+    Each must be a non-empty, valid Unicode string of at most ``limit`` characters.
+    """
     if isinstance(X, (str, bytes)) or not hasattr(X, "__len__") or not hasattr(X, "__iter__"):
         raise ValueError(type_msg.format(type=type(X).__name__))
     if hasattr(X, "ndim") and X.ndim != 1:
@@ -62,6 +67,7 @@ def check_queries(X, *, type_msg=MSG_QUERIES_TYPE, empty_msg=MSG_QUERIES_EMPTY) 
     for i, q in enumerate(queries):
         if not isinstance(q, str) or not q.strip():
             raise ValueError(MSG_QUERY_BAD.format(i=i, value=q))
+        check_query(q, f"X[{i}]", limit)
     return queries
 
 

@@ -283,7 +283,7 @@ class GraphSmoother(RankingStepMixin, TransformerMixin, BaseEstimator):
     ...     [{"name": n, "description": n + " tool", "risk": 1} for n in "abc"])
     >>> emb = np.eye(3, dtype=np.float32)
     >>> train = RankingBatch.full_pool(reg, emb[:2], emb)
-    >>> smoother = GraphSmoother(alpha=0.5).fit(train, [{"a", "b"}, {"a", "b"}])
+    >>> smoother = GraphSmoother(alpha=0.5, k=3).fit(train, [{"a", "b"}, {"a", "b"}])
     >>> smoother.n_edges_, smoother.edge_counts_["cooccurrence"]
     (1, 1)
     >>> batch = RankingBatch.full_pool(reg, emb[:1], emb)

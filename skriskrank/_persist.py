@@ -1,35 +1,56 @@
-"""Model files without pickle: ``save`` and ``load`` with skops.
+"""Model files without pickle: ``save`` and ``load`` with skops, and nothing else trusted.
 
 A fitted pipeline is a tree of scikit-learn estimators, numpy arrays, a sparse graph and the
-registry. :func:`save` writes it with :mod:`skops.io`: a zip of a JSON description and ``.npy``
-members, no pickle. :func:`load` reads the file's list of types first and refuses it, before
-importing or building anything, when it names a type outside skriskrank's trusted list; a
-truncated or altered file is a :class:`ModelFileError` that names the path. The encoder is
-referenced by model name or path, never stored.
+registry. :func:`save` writes it with :mod:`skops.io`: a zip of a JSON schema and ``.npy``
+members, no pickle. A model file from elsewhere is untrusted input (``docs/security.md``), so
+:func:`load` checks it before skops builds anything:
+
+- sizes: the file, the zip's declared member sizes, the schema and the nesting of its nodes
+  are bounded (:data:`MODEL_FILE_LIMITS`), so a zip bomb or a deep schema is refused unread;
+- types: every node of the schema must be one of :data:`TRUSTED_NODES`, the exact
+  ``(loader, type)`` pairs that :func:`save` writes for the objects it supports (the tests
+  save each of them and compare). skops' own, broader defaults are never consulted, and no
+  class whose state reaches pickle, torch or skorch deserialisation is on the list;
+- arrays: each ``.npy`` member's header must describe exactly its bytes, with no object dtype;
+- cycles: a node may not contain itself.
+
+Only then does skops build the objects; any failure is a :class:`ModelFileError` naming the
+path. The encoder is referenced by model name or path, never stored.
 """
 
 from __future__ import annotations
 
+import functools
+import io
+import json
 import os
-import sys
 import tempfile
+import zipfile
 from pathlib import Path
 
-__all__ = ["ModelFileError", "UntrustedTypeError", "load", "save"]
+__all__ = ["MODEL_FILE_LIMITS", "ModelFileError", "UntrustedTypeError", "load", "save"]
+
+#: Bounds of a model file that :func:`load` reads: the file and the zip's declared
+#: uncompressed bytes (a 100,000-tool pipeline is about 0.4 GB), its members, the JSON
+#: schema, and the schema's nesting depth and node count.
+MODEL_FILE_LIMITS = {"file_bytes": 2 << 30, "unpacked_bytes": 4 << 30, "members": 100_000,
+                     "schema_bytes": 64 << 20, "depth": 64, "nodes": 1_000_000}
 
 MSG_NOT_MODEL = (
     "{path!r} is not a skriskrank model file (truncated, corrupted or not written by "
     "skriskrank.save): {error}"
 )
 MSG_UNTRUSTED = (
-    "Refusing to load {path!r}: it names type(s) outside skriskrank's trusted list: {types}. "
+    "Refusing to load {path!r}: it names type(s) that skriskrank.save never writes: {types}. "
     "Only files written by skriskrank.save load; nothing in the file was imported or built."
 )
+MSG_TOO_LARGE = "{what} exceeds the limit of {limit:,} {unit}"
 MSG_NOT_ESTIMATOR = "{path!r} holds a {type}, not an estimator."
 MSG_CANNOT_SAVE = (
     "Cannot save {name} with skops: its state holds {what}, outside the types skriskrank.load "
     "trusts. Save skriskrank pipelines, steps and auditors (use joblib for anything else)."
 )
+MSG_NO_DIRECTORY = "cannot write {path}: the directory {parent} does not exist."
 
 
 class ModelFileError(ValueError):
@@ -44,25 +65,136 @@ class UntrustedTypeError(ModelFileError):
         super().__init__(MSG_UNTRUSTED.format(path=str(path), types=", ".join(self.types)))
 
 
-def _trusted() -> frozenset[str]:
-    """The type names a skriskrank model file may hold beyond skops' defaults.
+def _name(cls) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
 
-    Every class defined in skriskrank's own modules, scipy's CSR array (the ToolGraph) and
-    ``frozenset`` (permission sets): skops checks concrete class names, and its defaults list
-    neither of the last two.
-    """
+
+@functools.cache
+def _trusted_nodes() -> frozenset[tuple[str, str]]:
+    """TRUSTED_NODES, built from the classes themselves so that a moved module follows."""
+    import numpy as np
     import scipy.sparse as sp
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import StandardScaler
 
-    import skriskrank.baselines  # noqa: F401  (its classes must be known when loading)
+    from . import (
+        DenseRetriever,
+        FrozenEmbedder,
+        GraphSmoother,
+        NeedAwareFilter,
+        RiskAuditor,
+        RiskAwareReranker,
+        RuleFilter,
+        ToolRegistry,
+    )
+    from ._filter import _GoldModel
+    from ._scoring import HeadWeights
+    from .baselines import CrossEncoderReranker, MMRReranker, RiskPenaltyReranker
 
-    names = {
-        f"{name}.{obj.__name__}"
-        for name, module in list(sys.modules.items())
-        if name == "skriskrank" or name.startswith("skriskrank.")
-        for obj in vars(module).values()
-        if isinstance(obj, type) and obj.__module__ == name
-    }
-    return frozenset(names | {f"{sp.csr_array.__module__}.csr_array", "builtins.frozenset"})
+    # Each class here was reviewed: its state is plain data, rebuilt by __dict__ or by a
+    # __setstate__ that reads no bytes (tests/test_security.py checks both).
+    objects = (Pipeline, LogisticRegression, StandardScaler, ToolRegistry, HeadWeights,
+               _GoldModel, FrozenEmbedder, DenseRetriever, RiskAwareReranker, GraphSmoother,
+               RuleFilter, NeedAwareFilter, RiskAuditor, CrossEncoderReranker, MMRReranker,
+               RiskPenaltyReranker)
+    return frozenset({
+        *(("ObjectNode", _name(c)) for c in objects),
+        ("DictNode", "builtins.dict"), ("ListNode", "builtins.list"),
+        ("TupleNode", "builtins.tuple"), ("JsonNode", "builtins.str"),
+        ("TypeNode", "builtins.str"), ("TypeNode", "builtins.int"),
+        ("ConstructorFromReduceNode", "builtins.frozenset"),
+        ("NdArrayNode", "numpy.ndarray"), ("NdArrayNode", _name(np.float64)),
+        ("SparseMatrixNode", _name(sp.csr_array)),
+    })
+
+
+def __getattr__(name):
+    # TRUSTED_NODES imports the estimators; computed on first use, not at import.
+    if name == "TRUSTED_NODES":
+        return _trusted_nodes()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _check_size(what, value, limit, unit="bytes"):
+    if value > limit:
+        raise ValueError(MSG_TOO_LARGE.format(what=what, limit=limit, unit=unit))
+
+
+def _schema_types(schema) -> set[str]:
+    """The node types of ``schema`` outside TRUSTED_NODES; checks depth, size and cycles."""
+    trusted, limits = _trusted_nodes(), MODEL_FILE_LIMITS
+    untrusted, n_nodes = set(), 0
+    # Depth-first without recursion; ``path`` holds the ids of the current node's ancestors.
+    stack = [(schema, 0, frozenset())]
+    while stack:
+        node, depth, path = stack.pop()
+        n_nodes += 1
+        _check_size("the schema's nesting", depth, limits["depth"], "levels")
+        _check_size("the schema", n_nodes, limits["nodes"], "nodes")
+        if isinstance(node, list):
+            stack.extend((child, depth + 1, path) for child in node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        if "__loader__" in node:
+            kind = (str(node.get("__loader__")),
+                    f"{node.get('__module__')}.{node.get('__class__')}")
+            if kind not in trusted:
+                untrusted.add(kind[1] if kind[0] in {k for k, _ in trusted}
+                              else f"{kind[1]} ({kind[0]})")
+            node_id = node.get("__id__")
+            if node_id is not None:
+                if node_id in path:
+                    raise ValueError("the schema holds a cycle (a node contains itself)")
+                path = path | {node_id}
+        stack.extend((child, depth + 1, path) for child in node.values())
+    return untrusted
+
+
+def _check_arrays(archive: zipfile.ZipFile) -> None:
+    """Each ``.npy`` member: a header that describes exactly its bytes, no object dtype."""
+    import numpy as np
+    from numpy.lib import format as npy
+
+    for info in archive.infolist():
+        if not info.filename.endswith(".npy"):
+            continue
+        with archive.open(info) as fh:
+            read = {(1, 0): npy.read_array_header_1_0, (2, 0): npy.read_array_header_2_0}
+            shape, _, dtype = read[npy.read_magic(fh)](fh, max_header_size=10_000)
+            if dtype.hasobject:
+                raise ValueError(f"{info.filename} holds Python objects")
+            expected = fh.tell() + int(np.prod(shape, dtype=np.uint64)) * dtype.itemsize
+            if expected != info.file_size:
+                raise ValueError(f"{info.filename}'s header does not match its size")
+
+
+def _check_file(data: bytes) -> set[str]:
+    """Bounds, schema and arrays of a model file's bytes; the untrusted types it names."""
+    if not data:
+        raise ValueError("the file is empty")
+    limits = MODEL_FILE_LIMITS
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        infos = archive.infolist()
+        _check_size("the number of members", len(infos), limits["members"], "members")
+        _check_size("the unpacked size", sum(i.file_size for i in infos),
+                    limits["unpacked_bytes"])
+        info = archive.getinfo("schema.json")
+        _check_size("schema.json", info.file_size, limits["schema_bytes"])
+        schema = json.loads(archive.read(info))
+        untrusted = _schema_types(schema)
+        if not untrusted:
+            _check_arrays(archive)
+    return untrusted
+
+
+def _check_output(path) -> Path:
+    """``path`` as a Path whose directory exists, checked before any work is done."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise FileNotFoundError(MSG_NO_DIRECTORY.format(path=path, parent=path.parent))
+    return path
 
 
 def save(estimator, path) -> None:
@@ -75,6 +207,13 @@ def save(estimator, path) -> None:
     path : str or path-like
         The file to write (conventionally ``*.skops``); written atomically.
 
+    Raises
+    ------
+    TypeError
+        If the estimator's state holds a type that :func:`load` would refuse.
+    FileNotFoundError
+        If the directory of ``path`` does not exist.
+
     Examples
     --------
     >>> import tempfile, pathlib
@@ -86,16 +225,17 @@ def save(estimator, path) -> None:
     """
     import skops.io as sio
 
+    path = _check_output(path)
     name = type(estimator).__name__
     try:
         data = sio.dumps(estimator)
     except Exception as exc:  # torch objects, unsupported dtypes: say what, not skops' words
         raise TypeError(MSG_CANNOT_SAVE.format(
             name=name, what=f"{type(exc).__name__}: {exc}")) from exc
-    extra = sorted(set(sio.get_untrusted_types(data=data)) - _trusted())
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        extra = _schema_types(json.loads(archive.read("schema.json")))
     if extra:  # load() would refuse the file: fail now, not on the other side
-        raise TypeError(MSG_CANNOT_SAVE.format(name=name, what=", ".join(extra)))
-    path = Path(path)
+        raise TypeError(MSG_CANNOT_SAVE.format(name=name, what=", ".join(sorted(extra))))
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -107,7 +247,7 @@ def save(estimator, path) -> None:
 
 
 def load(path):
-    """Load an estimator written by :func:`save`, refusing any other type.
+    """Load an estimator written by :func:`save`, refusing anything else before building it.
 
     Parameters
     ----------
@@ -122,29 +262,52 @@ def load(path):
     Raises
     ------
     UntrustedTypeError
-        If the file names a type outside the trusted list (checked before anything in the
-        file is imported or built).
+        If the file names a type that :func:`save` never writes (checked before anything in
+        the file is imported or built).
     ModelFileError
-        If the file is empty, truncated, corrupted or holds something else than an estimator.
+        If the file is empty, larger than ``MODEL_FILE_LIMITS`` allows, truncated,
+        corrupted, or holds something else than an estimator with valid parameters.
     """
     import skops.io as sio
     from sklearn.base import BaseEstimator
 
-    data = Path(path).read_bytes()
+    path = Path(path)
     try:
-        if not data:
-            raise ValueError("the file is empty")
-        # Reads the zip and its schema and lists the types; imports and builds nothing.
-        untrusted = set(sio.get_untrusted_types(data=data))
-    except Exception as exc:  # BadZipFile, KeyError, JSONDecodeError, ...: all one answer
+        if not path.is_file():
+            raise FileNotFoundError(f"Model file not found: {path}")
+        _check_size("the file", path.stat().st_size, MODEL_FILE_LIMITS["file_bytes"])
+        data = path.read_bytes()
+        # Reads the zip, its schema and array headers; imports and builds nothing.
+        untrusted = _check_file(data)
+    except FileNotFoundError:
+        raise
+    except (Exception, RecursionError) as exc:  # BadZipFile, KeyError, JSON errors, ...
         raise ModelFileError(MSG_NOT_MODEL.format(path=str(path), error=exc)) from exc
-    trusted = _trusted()
-    if untrusted - trusted:
-        raise UntrustedTypeError(path, untrusted - trusted)
+    if untrusted:
+        raise UntrustedTypeError(path, untrusted)
+    trusted = sorted({name for _, name in _trusted_nodes()})
     try:
-        obj = sio.loads(data, trusted=sorted(trusted))  # skops audits again before building
-    except Exception as exc:
+        obj = sio.loads(data, trusted=trusted)  # skops audits again before building
+        if not isinstance(obj, BaseEstimator):
+            raise ModelFileError(MSG_NOT_ESTIMATOR.format(path=str(path),
+                                                          type=type(obj).__name__))
+        _validate_tree(obj)
+    except ModelFileError:
+        raise
+    except (Exception, RecursionError) as exc:
         raise ModelFileError(MSG_NOT_MODEL.format(path=str(path), error=exc)) from exc
-    if not isinstance(obj, BaseEstimator):
-        raise ModelFileError(MSG_NOT_ESTIMATOR.format(path=str(path), type=type(obj).__name__))
     return obj
+
+
+def _validate_tree(estimator) -> None:
+    """Check the parameters of ``estimator`` and of every estimator inside it."""
+    from sklearn.base import BaseEstimator
+
+    if hasattr(estimator, "_validate_params"):
+        estimator._validate_params()
+    for value in estimator.get_params(deep=False).values():
+        if isinstance(value, BaseEstimator):
+            _validate_tree(value)
+    for _, step in getattr(estimator, "steps", ()):
+        if isinstance(step, BaseEstimator):
+            _validate_tree(step)

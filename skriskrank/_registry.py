@@ -10,6 +10,8 @@ from types import MappingProxyType
 
 import numpy as np
 
+from ._inputs import check_tool_name, strip_invisible
+
 __all__ = [
     "DEFAULT_PERMISSION_KEYWORDS",
     "HINT_DEFAULTS",
@@ -129,6 +131,7 @@ MSG_BAD_PARAMETERS = (
     "Tool {name!r}: parameters must be a sequence of (name, description) string pairs, got "
     "{value!r}."
 )
+MSG_BAD_FLAGS = "Tool {name!r}: flags must be a list of words, got {value!r}."
 MSG_BAD_HINT = "Tool {name!r}: annotation {hint!r} must be true or false, got {value!r}."
 MSG_UNKNOWN_HINT = "Tool {name!r}: unknown annotation {hint!r}; expected one of {allowed}."
 MSG_BAD_TEMPLATE = (
@@ -296,6 +299,17 @@ def _check_parameters(name: str, params) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+def _check_flags(name: str, flags) -> frozenset[str]:
+    """A tool's flags as a frozenset of words (a cell such as ``"injection;stuffing"``)."""
+    if _is_missing(flags):
+        return frozenset()
+    if isinstance(flags, str):
+        flags = flags.split(";")
+    if not isinstance(flags, Iterable) or not all(isinstance(f, str) for f in flags):
+        raise ValueError(MSG_BAD_FLAGS.format(name=name, value=flags))
+    return frozenset(f.strip() for f in flags if f.strip())
+
+
 def _check_hints(name: str, hints) -> Mapping[str, object]:
     """The hints a tool's author declared (no defaults filled in), as a read-only mapping."""
     if _is_missing(hints):
@@ -376,7 +390,7 @@ class ToolRegistry:
     Parameters
     ----------
     names : sequence of str
-        Unique, non-empty tool names.
+        Unique, non-empty tool names, without control or invisible characters.
     descriptions : sequence of str
         Non-empty descriptions, one per tool.
     risk : sequence of int or None
@@ -401,6 +415,9 @@ class ToolRegistry:
     trust_hints : sequence of bool or None, default=None
         Per tool, whether its hints come from a server the user controls (see
         :class:`RiskAuditor`); ``None`` trusts none.
+    flags : sequence of iterable of str or None, default=None
+        What a review found in each tool, for example ``"injection"``; a tool whose
+        description held invisible characters (removed here) is flagged ``"injection"``.
     text_template : str or callable, default=None
         The encoder's text per tool: a format string with ``{name}``, ``{description}`` and
         ``{parameters}`` (:func:`format_parameters`), or a callable ``(name, description,
@@ -436,6 +453,8 @@ class ToolRegistry:
         True where the level was predicted (:meth:`with_risk`); :attr:`risk_source` in words.
     hints_trusted : ndarray of bool, shape (n_tools,)
         True where the tool's hints may lower its level (``load_tools(trust_hints=True)``).
+    flags : tuple of frozenset of str
+        Per tool, what was found in its text (see the ``flags`` parameter).
     fingerprint : str
         A SHA-1 of names, descriptions, risk and permissions, and, for tools that have them,
         of the encoder's text, the declared hints, trust and predicted-level flags; two
@@ -477,6 +496,7 @@ class ToolRegistry:
         annotations=None,
         risk_source=None,
         trust_hints=None,
+        flags=None,
         text_template: str | Callable | None = None,
     ):
         names = list(names)
@@ -491,7 +511,7 @@ class ToolRegistry:
             )
         per_tool = {
             "permissions": permissions, "parameters": parameters, "annotations": annotations,
-            "risk_source": risk_source, "trust_hints": trust_hints,
+            "risk_source": risk_source, "trust_hints": trust_hints, "flags": flags,
         }
         for field, values in per_tool.items():
             values = [None] * len(names) if values is None else list(values)
@@ -503,18 +523,31 @@ class ToolRegistry:
             per_tool[field] = values
         compiled = _compile_keywords(permission_keywords)
         seen: dict[str, int] = {}
-        risks, perms, params_all, hints_all, predicted, trusted, texts = ([] for _ in range(7))
+        risks, perms, params_all, hints_all, predicted, trusted, texts, flags_all = (
+            [] for _ in range(8))
         rows = zip(names, descriptions, risk, *per_tool.values(), strict=True)
-        for i, (name, desc, r, p, params, hints, source, trust) in enumerate(rows):
+        for i, (name, desc, r, p, params, hints, source, trust, flag) in enumerate(rows):
             if not isinstance(name, str) or not name.strip():
                 raise ValueError(MSG_BAD_NAME.format(i=i, name=name))
+            check_tool_name(name, f"Tool #{i}'s name")
             if name in seen:
                 raise ValueError(MSG_DUPLICATE_NAME.format(name=name, first=seen[name], second=i))
             seen[name] = i
             if not isinstance(desc, str) or not desc.strip():
                 raise ValueError(MSG_EMPTY_DESCRIPTION.format(name=name, desc=desc))
-            risks.append(_check_risk(name, r))
+            flag = _check_flags(name, flag)
+            desc, hidden = strip_invisible(desc, f"Tool {name!r}'s description")
             params = _check_parameters(name, params)
+            stripped = [strip_invisible(f"{pn}\x1f{pd}", f"Tool {name!r}'s parameters")
+                        for pn, pd in params]
+            params = tuple(tuple(text.split("\x1f", 1)) for text, _ in stripped)
+            if hidden or any(h for _, h in stripped):
+                flag = flag | {"injection"}
+            if not desc.strip():
+                raise ValueError(MSG_EMPTY_DESCRIPTION.format(name=name, desc=desc))
+            flags_all.append(flag)
+            descriptions[i] = desc
+            risks.append(_check_risk(name, r))
             hints = _check_hints(name, hints)
             if _is_missing(source):
                 source = "declared"
@@ -558,6 +591,7 @@ class ToolRegistry:
         self.declared_hints = tuple(hints_all)
         self.risk_predicted = np.array(predicted, dtype=bool)
         self.hints_trusted = np.array(trusted, dtype=bool)
+        self.flags = tuple(flags_all)
         self.text_template = text_template
         self._texts = tuple(texts)
         for arr in self._arrays():
@@ -569,6 +603,8 @@ class ToolRegistry:
             # The fields that came with parameters and hints join the hash only where a tool
             # has them, so a registry without them keeps the fingerprint it always had (the
             # embedding and fit caches are keyed by it).
+            if flags_all[i]:
+                h.update(f"\x1c{','.join(sorted(flags_all[i]))}".encode())
             if params_all[i] or hints_all[i] or predicted[i] or trusted[i] or not default_text:
                 hints = ",".join(f"{k}={v}" for k, v in hints_all[i].items())
                 h.update(
@@ -614,7 +650,7 @@ class ToolRegistry:
             if not isinstance(rec, Mapping):
                 raise ValueError(f"Tool record #{i} must be a mapping, got {type(rec).__name__}.")
         fields = ("name", "description", "risk", "permissions", "parameters", "annotations",
-                  "risk_source", "trust_hints")
+                  "risk_source", "trust_hints", "flags")
         columns = {key: [rec.get(key) for rec in records] for key in fields}
         return cls(columns.pop("name"), columns.pop("description"), **columns,
                    permission_keywords=permission_keywords, text_template=text_template)
@@ -766,10 +802,12 @@ class ToolRegistry:
                 "name": n, "description": d, "risk": None if r == UNKNOWN_RISK else int(r),
                 "permissions": p, "parameters": params, "annotations": dict(h),
                 "risk_source": "predicted" if pred else "declared", "trust_hints": bool(t),
+                "flags": f,
             }
-            for n, d, r, p, params, h, pred, t in zip(
+            for n, d, r, p, params, h, pred, t, f in zip(
                 self.names, self.descriptions, self.risk, self.permissions, self.parameters,
-                self.declared_hints, self.risk_predicted, self.hints_trusted, strict=False,
+                self.declared_hints, self.risk_predicted, self.hints_trusted, self.flags,
+                strict=True,
             )
         ]
 

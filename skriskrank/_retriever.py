@@ -31,9 +31,10 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
     Parameters
     ----------
     n_candidates : int, default=100
-        Candidates kept per query (all of them when the batch has fewer).
+        Candidates kept per query (all of them when the batch has fewer); at most the
+        catalogue's size.
     k : int, default=5
-        Length of the list :meth:`predict` returns.
+        Length of the list :meth:`predict` returns; at most the catalogue's size.
     search : {"auto", "exact", "int8"}, default="auto"
         How a small batch (one or two queries) fresh from :class:`FrozenEmbedder` finds its
         top candidates. ``"exact"`` computes the float32 cosine against every tool, which
@@ -82,6 +83,7 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
     """
 
     _caches = ("_index",)  # the int8 index, per tool array
+    _catalogue_sized = ("k", "n_candidates")
 
     _parameter_constraints: dict = {
         "n_candidates": [Interval(Integral, 1, None, closed="left")],

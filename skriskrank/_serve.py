@@ -13,6 +13,8 @@ import json
 import sys
 import threading
 
+from ._inputs import MAX_QUERY_LENGTH, check_query
+
 __all__ = ["SEARCH_TOOL", "make_server", "search", "serve"]
 
 SEARCH_TOOL = "search_tools"
@@ -22,7 +24,7 @@ MSG_NO_MCP = "skriskrank serve needs the mcp package: pip install 'skriskrank[mc
 INPUT_SCHEMA = {
     "type": "object",
     "properties": {
-        "query": {"type": "string", "minLength": 1,
+        "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_LENGTH,
                   "description": "What the agent wants to do, in plain words."},
         "k": {"type": "integer", "minimum": 1, "maximum": 50, "default": DEFAULT_K,
               "description": "How many tools to return (default 5)."},
@@ -103,6 +105,18 @@ def _tool_rows(table, registry) -> list[dict]:
     } for _, row in kept.iterrows()]
 
 
+def schema_errors(validator, instance) -> str:
+    """What ``instance`` breaks of ``validator``'s schema, in one line, or ``""``.
+
+    The messages name the place and the rule, never the value: jsonschema's own would repeat
+    a 100 KB query (or a lone surrogate, which cannot be written back to the client).
+    """
+    return "; ".join(
+        f"{'/'.join(map(str, e.path)) or 'arguments'}: fails {e.validator!r} "
+        f"({json.dumps(e.validator_value)[:80]})"
+        for e in validator.iter_errors(instance))
+
+
 def make_server(pipeline, name="skriskrank"):
     """An MCP server whose one tool, ``search_tools``, searches ``pipeline``'s catalogue.
 
@@ -155,11 +169,14 @@ def make_server(pipeline, name="skriskrank"):
         if params.name != SEARCH_TOOL:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name!r}")
         args = params.arguments or {}
-        problems = [f"{'/'.join(map(str, e.path)) or 'arguments'}: {e.message}"
-                    for e in validator.iter_errors(args)]
+        problems = schema_errors(validator, args)
         if problems:
-            return error(f"Invalid arguments for {SEARCH_TOOL}: {'; '.join(problems)}")
+            return error(f"Invalid arguments for {SEARCH_TOOL}: {problems}")
         query, k = args["query"], int(args.get("k", default_k))
+        try:
+            check_query(query)
+        except ValueError as exc:
+            return error(f"Invalid arguments for {SEARCH_TOOL}: {exc}")
 
         def run():
             with lock:
@@ -178,17 +195,67 @@ def make_server(pipeline, name="skriskrank"):
                   on_list_tools=list_tools, on_call_tool=call_tool)
 
 
+MSG_UNREADABLE = (
+    "The request could not be read: {error} (a string that is not valid Unicode, such as a "
+    "lone surrogate escape, is refused)."
+)
+
+
+@contextlib.asynccontextmanager
+async def answer_unreadable(read, write):
+    r"""``read``, with each request the SDK cannot parse answered by a JSON-RPC error.
+
+    The SDK's transports hand a message they cannot validate (pydantic refuses a lone
+    surrogate escape such as ``"\ud800"`` that Python's JSON accepts) to the session as
+    an exception, and the client waits forever for an answer. Here such a request gets an
+    error for its id, read with Python's parser; without a readable id, ``id: null``.
+    """
+    import anyio
+    import mcp.types as types
+    from mcp.shared.message import SessionMessage
+
+    send, receive = anyio.create_memory_object_stream(0)
+
+    async def relay():
+        async with send:
+            async for item in read:
+                if not isinstance(item, Exception):
+                    await send.send(item)
+                    continue
+                try:
+                    line = item.errors()[0]["input"]
+                    request_id = json.loads(line).get("id")
+                except Exception:  # noqa: BLE001 - not even Python's JSON: a parse error
+                    request_id = None
+                if isinstance(request_id, (str, int)) and not isinstance(request_id, bool):
+                    error = types.ErrorData(code=types.INVALID_PARAMS, message=MSG_UNREADABLE
+                                            .format(error="invalid request"))
+                else:
+                    request_id = None
+                    error = types.ErrorData(code=types.PARSE_ERROR, message=MSG_UNREADABLE
+                                            .format(error="not JSON-RPC"))
+                await write.send(SessionMessage(types.JSONRPCError(
+                    jsonrpc="2.0", id=request_id, error=error)))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(relay)
+        yield receive
+        tg.cancel_scope.cancel()
+
+
+async def run_stdio(server) -> None:
+    """Run an MCP ``server`` over stdio until the client closes the connection."""
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read, write), answer_unreadable(read, write) as guarded:
+        # stdio_server moved fd 1 to the protocol; a stray print must go to stderr.
+        with contextlib.redirect_stdout(sys.stderr):
+            await server.run(guarded, write, server.create_initialization_options())
+
+
 def serve(pipeline) -> None:
     """Serve ``pipeline`` over stdio until the client closes the connection."""
     import anyio
-    from mcp.server.stdio import stdio_server
 
     server = make_server(pipeline)
-
-    async def main():
-        async with stdio_server() as (read, write):
-            # stdio_server moved fd 1 to the protocol; a stray print must go to stderr.
-            with contextlib.redirect_stdout(sys.stderr):
-                await server.run(read, write, server.create_initialization_options())
-
-    anyio.run(main)
+    anyio.run(run_stdio, server)

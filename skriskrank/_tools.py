@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from os import PathLike
 from pathlib import Path
 
+from ._inputs import MCP_TOOL_NAME
 from ._registry import ToolRegistry, _is_level
 
 __all__ = ["TOOL_FORMATS", "load_tools"]
@@ -29,6 +30,10 @@ MSG_UNKNOWN_TOOL_SHAPE = (
     'definition (an object with a "name", or {{"type": "function", "function": {{...}}}}).'
 )
 MSG_NO_NAME = "{where}, tool #{i}: the tool has no name (a non-empty string), got {name!r}."
+MSG_BAD_NAME = (
+    "{where}, tool #{i}: the name {name} ({n} characters) is not a valid tool name: MCP "
+    "allows 1 to 128 letters, digits, '_', '-' and '.'."
+)
 MSG_BAD_SCHEMA = (
     "{where}, tool {name!r}: {field} must be a JSON Schema object "
     '({{"type": "object", "properties": {{...}}}}), got {value!r}.'
@@ -150,6 +155,9 @@ def _normalise(tool, i: int, where: str) -> dict:
     name = body.get("name")
     if not isinstance(name, str) or not name.strip():
         raise ValueError(MSG_NO_NAME.format(where=where, i=i, name=name))
+    if not MCP_TOOL_NAME.fullmatch(name):
+        shown = repr(name[:60]) + ("..." if len(name) > 60 else "")
+        raise ValueError(MSG_BAD_NAME.format(where=where, i=i, name=shown, n=len(name)))
     field = {"mcp": "inputSchema", "anthropic": "input_schema"}.get(fmt, "parameters")
     params = _parameters(body.get(field), name, where, field)
     annotations = tool.get("annotations") if fmt == "mcp" else None

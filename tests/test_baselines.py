@@ -105,14 +105,14 @@ def test_penalty_formula_and_unknown_risk_as_level_5():
     )
     emb = np.eye(4, dtype=np.float32)
     batch = RankingBatch.full_pool(reg, np.ones((1, 4), np.float32) / 2, emb)
-    out = RiskPenaltyReranker(risk_weight=0.4).fit(batch).transform(batch)
+    out = RiskPenaltyReranker(risk_weight=0.4, k=4).fit(batch).transform(batch)
     expected = 0.5 - 0.4 * np.array([0.0, 0.5, 1.0, 1.0])
     np.testing.assert_allclose(out.scores[0], expected, rtol=1e-6)
     # Unknown risk is penalised exactly like level 5, never like a safe tool.
     assert out.scores[0, 2] == out.scores[0, 3]
     # On ranked lists the penalised scores re-sort each list.
-    top = DenseRetriever(n_candidates=4).fit(batch).transform(batch)
-    ranked = RiskPenaltyReranker(risk_weight=0.4).fit(top).transform(top)
+    top = DenseRetriever(n_candidates=4, k=4).fit(batch).transform(batch)
+    ranked = RiskPenaltyReranker(risk_weight=0.4, k=4).fit(top).transform(top)
     assert ranked.ranked_names().tolist() == [["a", "b", "c", "d"]]
     np.testing.assert_allclose(ranked.scores[0], expected, rtol=1e-6)
 

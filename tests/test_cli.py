@@ -122,3 +122,41 @@ def test_declared_levels_stay_declared_when_the_auditor_grades_the_rest(tmp_path
     registry = _registry([tools], labels)
     assert registry.risk_source.tolist() == ["declared", "predicted"]
     assert registry.risk[0] == 1 and registry.risk[1] >= 3
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["rank", "{model}", QUERY, "--k", "0"], "argument --k: expected a whole number"),
+    (["rank", "{model}", QUERY, "--k", "-1"], "argument --k: expected a whole number"),
+    (["rank", "{model}", QUERY, "--k", "999"], "k=999 is more than the catalogue's 202 tools"),
+    (["rank", "{model}", "x" * 100_000], "the query is 100,000 characters long"),
+    (["rank", "{model}", "read \udcff\udcfe file"], "not valid Unicode: character 5"),
+    (["rank", "{filter}", QUERY], "holds a RuleFilter, not a pipeline"),
+    (["serve", "{filter}"], "holds a RuleFilter, not a pipeline"),
+    (["fit", "--tools", "{tools}", "--queries", "{train}", "-o", "/no/such/dir/m.skops"],
+     "the directory /no/such/dir does not exist"),
+    (["audit", "{tools}", "--out", "/no/such/dir/a.csv"], "does not exist"),
+])
+def test_probes_of_the_threat_model_are_one_line_and_exit_2(fitted, tmp_path, capsys, argv,
+                                                            fragment):
+    from skriskrank import RuleFilter, save
+
+    save(RuleFilter(), tmp_path / "filter.skops")
+    paths = {k: str(v) for k, v in fitted.items() if k != "argv"}
+    argv = [a.format(filter=tmp_path / "filter.skops", **paths) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and fragment in err[0], err
+    assert len(err[0]) < 400  # an oversized query is not repeated
+
+
+def test_undecodable_bytes_on_a_real_command_line(fitted):
+    import os
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "skriskrank", "rank",
+                           os.fsencode(str(fitted["model"])), b"read \xff\xfe file"],
+                          capture_output=True, timeout=300)
+    assert proc.returncode == 2 and proc.stdout == b""
+    lines = proc.stderr.decode().strip().splitlines()
+    assert len(lines) == 1 and "not valid Unicode" in lines[0]

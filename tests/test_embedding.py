@@ -87,7 +87,12 @@ def fresh_texts(n=3):
 def tiny_model(tmp_path_factory) -> str:
     """A 16-d sentence-transformers model with random weights, saved to a directory."""
     import torch
-    from sentence_transformers import SentenceTransformer, models
+    from sentence_transformers import SentenceTransformer
+
+    try:  # sentence-transformers 6 moved the modules; the old path warns
+        from sentence_transformers.sentence_transformer import modules as models
+    except ImportError:
+        from sentence_transformers import models
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
     root = tmp_path_factory.mktemp("tiny_st")

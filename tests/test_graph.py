@@ -94,7 +94,7 @@ def dense_reference_smooth(a_hat, candidates, scores, alpha):
 def random_problem(seed, n_tools=None, n_train=None):
     """A random registry with explicit permissions, low-dimensional embeddings, gold sets."""
     rng = np.random.default_rng(seed)
-    n = int(n_tools or rng.integers(3, 25))
+    n = int(n_tools or rng.integers(5, 25))  # at least the default k
     risks = rng.choice([1, 2, 3, 4, 5, None], size=n).tolist()
     records = []
     for i in range(n):
@@ -335,7 +335,7 @@ def test_candidate_only_receives_from_its_own_query_candidates():
     reg = ToolRegistry.from_records(
         [{"name": n, "description": n + " tool", "risk": 1} for n in "abc"])
     emb = np.eye(3, dtype=np.float32)
-    smoother = GraphSmoother(alpha=1.0).fit(
+    smoother = GraphSmoother(alpha=1.0, k=2).fit(
         RankingBatch.full_pool(reg, emb[:2], emb), [{"a", "b"}, {"a", "b"}])
     base = RankingBatch.full_pool(reg, emb[:2], emb)
     # Query 0 has a and c (b, a's only neighbour, is missing); query 1 has a and b.

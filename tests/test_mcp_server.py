@@ -23,6 +23,7 @@ from skriskrank import (
     GraphSmoother,
     RiskAwareReranker,
     RuleFilter,
+    ToolRegistry,
     load,
     save,
 )
@@ -125,17 +126,22 @@ def test_agent_lists_and_calls_search_tools_and_gets_predict(model_file):
 
 
 INVALID = [
-    ({"k": 3}, "'query' is a required property"),
-    ({"query": "x", "k": 0}, "less than the minimum of 1"),
-    ({"query": "x", "k": "3"}, "is not of type 'integer'"),
-    ({"query": "", "k": 3}, "should be non-empty"),
-    ({"query": "x", "top": 3}, "Additional properties are not allowed"),
+    ({"k": 3}, "arguments: fails 'required' ([\"query\"])"),
+    ({"query": "x", "k": 0}, "k: fails 'minimum' (1)"),
+    ({"query": "x", "k": "3"}, "k: fails 'type' (\"integer\")"),
+    ({"query": "", "k": 3}, "query: fails 'minLength' (1)"),
+    ({"query": "x", "top": 3}, "arguments: fails 'additionalProperties' (false)"),
+    ({"query": "x" * 100_000}, "query: fails 'maxLength' (4096)"),
+    ({"query": "read \ud800 file"}, "the query is not valid Unicode: character 5"),
+    ({"query": "x", "k": 50}, "k=50 is more than the catalogue's"),
 ]
 
 
 def test_bad_arguments_are_tool_errors_and_the_server_lives_on():
     demo = load_demo()
-    pipe = Pipeline([("embed", FrozenEmbedder(demo.registry)),
+    # 30 tools, so that a k the schema allows can still exceed the catalogue.
+    registry = ToolRegistry.from_frame(demo.registry.to_frame().head(30))
+    pipe = Pipeline([("embed", FrozenEmbedder(registry)),
                      ("retrieve", DenseRetriever(n_candidates=20)),
                      ("filter", RuleFilter())]).fit(demo.queries[:5])
 
@@ -145,6 +151,9 @@ def test_bad_arguments_are_tool_errors_and_the_server_lives_on():
             for arguments, fragment in INVALID:
                 res = await c.call_tool(SEARCH_TOOL, arguments)
                 assert res.is_error and fragment in res.content[0].text, arguments
+                # An error never repeats what it refuses: a long or broken query stays out.
+                assert len(res.content[0].text) < 300
+                res.content[0].text.encode("utf-8")
             ok = await c.call_tool(SEARCH_TOOL, {"query": "read a file", "k": 2})
             assert not ok.is_error and len(ok.structured_content["tools"]) == 2
             with pytest.raises(MCPError, match="Unknown tool"):

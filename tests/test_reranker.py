@@ -789,7 +789,7 @@ def test_query_whose_gold_is_the_whole_registry():
     batch, _ = make_data(reg, n_queries=4)
     y = [{"t0"}, {"t0", "t1", "t2"}, {"t1"}, {"t2"}]
     with pytest.raises(ValueError, match=re.escape(MSG_NO_NEGATIVES.format(i=1))):
-        RiskAwareReranker(**FAST).fit(batch, y)
+        RiskAwareReranker(**FAST, k=3).fit(batch, y)
 
 
 def test_validation_ndcg_with_k_above_the_candidates(data):

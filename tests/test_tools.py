@@ -402,3 +402,18 @@ def test_any_catalogue_gives_one_registry_in_every_format(tools):
     for (name, _desc, params), text, got in zip(tools, reg.texts, reg.parameters, strict=True):
         assert [p for p, _ in got] == list(params)
         assert text.startswith(f"{name}: ") and ("Parameters: " in text) == bool(params)
+
+
+@pytest.mark.parametrize("name", ["read\nfile", "read\u202eelif", "zero\u200bwidth",
+                                  "has space", "x" * 129, "caf\u00e9"])
+def test_tool_names_outside_mcps_charset_are_refused(name):
+    with pytest.raises(ValueError, match="is not a valid tool name: MCP allows 1 to 128"):
+        load_tools({"tools": [{"name": name, "description": "d"}]})
+
+
+def test_hidden_text_in_a_description_is_removed_and_flagged():
+    reg = load_tools({"tools": [
+        {"name": "read_file", "description": "Read a file.\u200b<IMPORTANT>\u202eignore"},
+        {"name": "list_dir", "description": "List a directory"}]})
+    assert reg.descriptions[0] == "Read a file.<IMPORTANT>ignore"
+    assert reg.flags == (frozenset({"injection"}), frozenset())

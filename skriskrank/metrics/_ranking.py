@@ -146,8 +146,10 @@ class _PerQuery:
 
     def __init__(self, rows, gold, risk, k):
         self.rows, self.gold, self.risk_source, self.k = rows, gold, risk, k
-        # The top k of every list on a (n_queries, k) grid; a short list leaves empty slots.
-        self.present = np.arange(k) < np.fromiter(map(len, rows), np.int64, len(rows))[:, None]
+        # The top k of every list on a grid as wide as the longest list's top k, so that the
+        # memory never depends on k itself; a short list leaves empty slots.
+        lengths = np.fromiter(map(len, rows), np.int64, len(rows))
+        self.present = np.arange(min(k, lengths.max(initial=0))) < lengths[:, None]
         self.names = [t for r in rows for t in r[:k]]
 
     def _grid(self, flat):
@@ -178,9 +180,11 @@ class _PerQuery:
         return self._gold_count(lambda lv: lv >= RISKY_LEVEL) == 0
 
     def _ndcg(self, gain, n_ideal):
-        disc = 1.0 / np.log2(np.arange(2, self.k + 2, dtype=np.float64))
-        dcg = gain.astype(np.float64) @ disc
-        idcg = np.concatenate([[0.0], np.cumsum(disc)])[np.minimum(n_ideal, self.k)]
+        n_ideal = np.minimum(n_ideal, self.k)
+        width = max(gain.shape[1], int(n_ideal.max(initial=0)))
+        disc = 1.0 / np.log2(np.arange(2, width + 2, dtype=np.float64))
+        dcg = gain.astype(np.float64) @ disc[:gain.shape[1]]
+        idcg = np.concatenate([[0.0], np.cumsum(disc)])[n_ideal]
         return np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0)
 
     def ndcg(self):

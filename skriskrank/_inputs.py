@@ -1,0 +1,124 @@
+r"""Rules for text that comes from outside: queries, tool names and descriptions.
+
+Queries, catalogues and MCP requests are untrusted input (``docs/security.md``). Each is
+checked where it enters, with these rules, so that nothing downstream sees a text it cannot
+encode, display or answer with:
+
+- every text is valid Unicode: a lone surrogate (what undecodable bytes become on a command
+  line, or a ``\ud800`` escape in JSON) is refused, since it cannot be written back out;
+- a query is at most :data:`MAX_QUERY_LENGTH` characters, and an error about it never
+  repeats it;
+- a tool name is printable: no control, format (zero-width, bidirectional override), line
+  separator or surrogate character, so ``read\u202eelif`` cannot display as ``readfile``;
+  :data:`MCP_TOOL_NAME` is the stricter charset of MCP, OpenAI and Anthropic tool names;
+- a description loses its invisible characters (format and control characters other than
+  white space), and the tool is flagged ``"injection"``: hidden text is how instructions
+  to the model are smuggled past a person reading the catalogue.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = ["MAX_QUERY_LENGTH", "MCP_TOOL_NAME", "check_query", "check_tool_name",
+           "strip_invisible"]
+
+#: Longest query accepted, in characters. The encoder reads the first 256 tokens (about
+#: 1,000 characters of English); the cap leaves room for long tasks and bounds the work and
+#: the memory a single request can ask for.
+MAX_QUERY_LENGTH = 4096
+
+#: Tool names of MCP (and OpenAI and Anthropic): letters, digits, ``_``, ``-`` and ``.``,
+#: 1 to 128 characters.
+MCP_TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
+
+MSG_NOT_TEXT = "{what} must be a non-empty string, got {type}."
+MSG_TOO_LONG = "{what} is {n:,} characters long; at most {limit:,} are accepted."
+MSG_INVALID_UNICODE = (
+    "{what} is not valid Unicode: character {pos} is a lone surrogate (undecodable bytes?)."
+)
+MSG_BAD_NAME_CHAR = (
+    "{what} holds an invisible or control character (U+{code:04X}) at position {pos}; "
+    "tool names must be printable."
+)
+
+# Unicode general categories never shown as text: controls, format characters (zero-width,
+# bidirectional overrides, the BOM), line and paragraph separators, surrogates, unassigned.
+_HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
+
+
+def _surrogate(text: str) -> int | None:
+    """Position of the first lone surrogate, or None (fast path: encoding succeeds)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        return err.start
+    return None
+
+
+def check_query(value, what: str = "the query", limit: int = MAX_QUERY_LENGTH) -> str:
+    """``value`` if it is a non-empty, valid Unicode string of at most ``limit`` characters.
+
+    Parameters
+    ----------
+    value : object
+        The text to check.
+    what : str, default="the query"
+        How an error names it.
+    limit : int, default=MAX_QUERY_LENGTH
+        The longest text accepted, in characters.
+
+    Returns
+    -------
+    text : str
+
+    Raises
+    ------
+    ValueError
+        Naming ``what`` and the problem, never repeating the text.
+
+    Examples
+    --------
+    >>> from skriskrank._inputs import check_query
+    >>> check_query("delete the old logs")
+    'delete the old logs'
+    >>> check_query("x" * 5000)
+    Traceback (most recent call last):
+    ...
+    ValueError: the query is 5,000 characters long; at most 4,096 are accepted.
+    """
+    if not isinstance(value, str) or not value.strip():
+        kind = "an empty string" if isinstance(value, str) else type(value).__name__
+        raise ValueError(MSG_NOT_TEXT.format(what=what, type=kind))
+    if len(value) > limit:
+        raise ValueError(MSG_TOO_LONG.format(what=what, n=len(value), limit=limit))
+    pos = _surrogate(value)
+    if pos is not None:
+        raise ValueError(MSG_INVALID_UNICODE.format(what=what, pos=pos))
+    return value
+
+
+def check_tool_name(name: str, what: str) -> str:
+    """``name`` if it is valid Unicode and printable; see the module docstring."""
+    pos = _surrogate(name)
+    if pos is not None:
+        raise ValueError(MSG_INVALID_UNICODE.format(what=what, pos=pos))
+    for pos, char in enumerate(name):
+        if unicodedata.category(char) in _HIDDEN:
+            raise ValueError(MSG_BAD_NAME_CHAR.format(what=what, code=ord(char), pos=pos))
+    return name
+
+
+def strip_invisible(text: str, what: str) -> tuple[str, bool]:
+    """``(text without its invisible characters, whether any were removed)``.
+
+    White space (tabs, newlines) is kept; a lone surrogate is refused, naming ``what``.
+    """
+    pos = _surrogate(text)
+    if pos is not None:
+        raise ValueError(MSG_INVALID_UNICODE.format(what=what, pos=pos))
+    if text.isprintable():  # the common case, in C
+        return text, False
+    kept = "".join(c for c in text if c.isspace() or unicodedata.category(c) not in _HIDDEN)
+    return kept, kept != text
