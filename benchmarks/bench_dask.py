@@ -91,13 +91,13 @@ def worker_state() -> dict:
     """What the calling process's embedding caches did, and its thread settings."""
     import torch
 
-    from skriskrank import _embedding
+    from skriskrank import _encoder
 
-    stores = list(_embedding._STORES.values())
+    stores = list(_encoder._STORES.values())
     return {"pid": os.getpid(),
             "texts_encoded": sum(s.n_encoded for s in stores),
             "texts_served": sum(len(s.index) for s in stores),
-            "encoder_loaded": bool(_embedding._MODELS),
+            "encoder_loaded": bool(_encoder._MODELS),
             "torch_threads": torch.get_num_threads(),
             "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS")}
 

@@ -8,7 +8,7 @@ on synthetic clustered embeddings and then scores 1,000 queries x 2,032 tools th
 side by side in one process:
 
 * ``library``: ``RiskAwareReranker.relevance_scores`` (the numpy kernels of
-  ``skriskrank._scoring``, the first layer split by input block);
+  ``skriskrank._head_weights``, the first layer split by input block);
 * ``reference``: written here, the plain implementation with the same weights: it
   concatenates each pair's first-layer input (``[e_q; e_t]``, ``[e_q; e_t; x]`` for the
   residual heads) for every pair, a block of queries at a time, and multiplies by the full
@@ -44,7 +44,7 @@ from benchmarks._common import (
     write_json,
     write_md,
 )
-from skriskrank._scoring import _BLOCK as _PROJECTED_ELEMS
+from skriskrank._head_weights import _BLOCK as _PROJECTED_ELEMS
 
 FULL = dict(n_queries=1000, n_tools=2032, dims=(384, 1024), repeats=2, min_seconds=0.5,
             ref_block=8, torch_dims=(384,))
@@ -182,7 +182,7 @@ def fit_reranker(kind, reg, t_emb, cluster, seed=0):
         with torch.no_grad():
             g = torch.Generator().manual_seed(seed)
             module.rel_out.weight.normal_(0.0, 0.2, generator=g)
-        from skriskrank._scoring import HeadWeights
+        from skriskrank._head_weights import HeadWeights
 
         rr.heads_ = HeadWeights.from_module(module)
         rr._tool_side = None

@@ -62,7 +62,7 @@ from skriskrank import (  # noqa: E402
     best_under_risk_budget,
     make_ranking_scorer,
 )
-from skriskrank._embedding import _resolve_model  # noqa: E402
+from skriskrank._encoder import resolve_model as _resolve_model  # noqa: E402
 from skriskrank.baselines import (  # noqa: E402
     BM25Reranker,
     CrossEncoderReranker,

@@ -9,28 +9,22 @@ smoother and a greedy rule filter, each a scikit-learn estimator that composes i
 :class:`sklearn.pipeline.Pipeline`.
 """
 
-import warnings
-
 from ._auditor import RiskAuditor
 from ._batch import RankingBatch
 from ._embedding import FrozenEmbedder
 from ._explain import explain
-from ._filter import RuleFilter, rule_filter, rule_filter_batch
+from ._filter import RuleFilter, rule_filter
 from ._graph import EDGE_TYPES, GraphSmoother, build_tool_graph
+from ._hints import HINT_DEFAULTS
 from ._need import NeedAwareFilter
+from ._permissions import DEFAULT_PERMISSION_KEYWORDS, PERMISSION_CATEGORIES, derive_permissions
 from ._persist import ModelFileError, UntrustedTypeError, load, save
-from ._pipeline import build_pipeline
-from ._registry import (
-    DEFAULT_PERMISSION_KEYWORDS,
-    HINT_DEFAULTS,
-    PERMISSION_CATEGORIES,
-    UNKNOWN_RISK,
-    ToolRegistry,
-    derive_permissions,
-    format_parameters,
-)
+from ._pipeline import build_pipeline, catalogue_pipeline
+from ._registry import ToolRegistry
 from ._reranker import RiskAwareReranker
 from ._retriever import DenseRetriever
+from ._rubric import UNKNOWN_RISK
+from ._tool_text import format_parameters
 from ._tools import load_tools
 from .metrics import best_under_risk_budget, make_ranking_scorer, ranking_report
 
@@ -41,26 +35,7 @@ __all__ = [
     "UNKNOWN_RISK", "DenseRetriever", "FrozenEmbedder", "GraphSmoother", "ModelFileError",
     "NeedAwareFilter", "RankingBatch", "RiskAuditor", "RiskAwareReranker", "RuleFilter",
     "ToolRegistry", "UntrustedTypeError", "best_under_risk_budget", "build_pipeline",
-    "build_tool_graph", "derive_permissions", "explain", "format_parameters", "load",
-    "load_tools", "make_ranking_scorer", "ranking_report", "rule_filter", "rule_filter_batch",
-    "save",
+    "build_tool_graph", "catalogue_pipeline", "derive_permissions", "explain",
+    "format_parameters", "load", "load_tools", "make_ranking_scorer", "ranking_report",
+    "rule_filter", "save",
 ]
-
-#: Names that moved, kept importable from here for one release.
-_MOVED = {name: "skriskrank.baselines" for name in (
-    "BM25Reranker", "CrossEncoderReranker", "MMRReranker", "RiskPenaltyReranker")}
-
-MSG_MOVED = (
-    "skriskrank.{name} moved to {module}.{name}; the old name will be removed in the next "
-    "release."
-)
-
-
-def __getattr__(name):
-    if name in _MOVED:
-        import importlib
-
-        warnings.warn(MSG_MOVED.format(name=name, module=_MOVED[name]), FutureWarning,
-                      stacklevel=2)
-        return getattr(importlib.import_module(_MOVED[name]), name)
-    raise AttributeError(f"module 'skriskrank' has no attribute {name!r}")

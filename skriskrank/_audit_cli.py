@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 __all__ = ["add_audit_parser", "audit_summary", "format_audit", "run_audit"]
 
-MSG_LABELS = (
-    "{path}: labels must be a JSON object mapping tool names to levels 1..5 "
-    '(or to {{"risk_level": level}}), got {type}.'
-)
 MSG_OUT_SUFFIX = "--out must end in .csv or .json, got {path}."
 
 
@@ -31,19 +26,6 @@ def add_audit_parser(subparsers) -> None:
                    help="let readOnlyHint lower levels (only for servers you control)")
     p.add_argument("--all", action="store_true", help="print every tool, not only the first 50")
     p.set_defaults(handler=run_audit)
-
-
-def _read_labels(path) -> dict:
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"Labels file not found: {path}")
-    try:
-        labels = json.loads(path.read_text(encoding="utf-8-sig"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path}, line {err.lineno}: not valid JSON ({err.msg}).") from None
-    if not isinstance(labels, dict):
-        raise ValueError(MSG_LABELS.format(path=path, type=type(labels).__name__))
-    return labels
 
 
 def format_audit(frame, *, limit: int | None = 50) -> str:
@@ -71,8 +53,9 @@ def format_audit(frame, *, limit: int | None = 50) -> str:
 def run_audit(args) -> int:
     """Run ``skriskrank audit`` (bad input: ``main`` prints one line, exit status 2)."""
     from . import RiskAuditor, load_tools
+    from ._tools import read_levels
 
-    labels = _read_labels(args.labels) if args.labels else None
+    labels = read_levels(args.labels) if args.labels else None
     if args.out:
         from ._persist import _check_output
 

@@ -20,19 +20,16 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._embedding import MSG_QUERY_BAD, FrozenEmbedder, _resolve_model, check_queries
-from ._registry import (
-    _CAMEL,
-    UNKNOWN_RISK,
-    ToolRegistry,
-    _hint_permissions,
-    _is_level,
-)
+from ._embedding import MSG_QUERY_BAD, check_queries
+from ._encoder import encode
+from ._encoder import resolve_model as _resolve_model
+from ._hints import _hint_permissions, describe_hints
+from ._permissions import _CAMEL
+from ._registry import ToolRegistry
+from ._rubric import LEVELS, RISKY_LEVEL, UNKNOWN_RISK, is_level
 
 __all__ = ["DEFAULT_COVERAGE", "LEVELS", "PRETRAINED_FILE", "RiskAuditor"]
 
-#: The paper's five risk levels, in the column order of :meth:`RiskAuditor.predict_proba`.
-LEVELS = (1, 2, 3, 4, 5)
 
 #: ``coverage`` of :meth:`RiskAuditor.predict` unless set: the smallest value whose
 #: cross-validated recall of level >= 3 tools reached 0.90 on the pooled UltraTool and
@@ -47,9 +44,6 @@ _FORMAT = 1
 
 #: Longest tool text graded, in characters (a tool's text holds its schema's parameters).
 _MAX_TEXT = 100_000
-
-#: Levels at or above this one are the paper's "risky" tools (RVR counts them).
-_RISKY = 3
 
 MSG_X_TYPE = (
     "X must be a ToolRegistry or a sequence of tool texts (non-empty strings), got {type}."
@@ -242,7 +236,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         if len(y) != n:
             raise ValueError(MSG_Y_LENGTH.format(n=n, got=len(y)))
         for i, v in enumerate(y):
-            if not _is_level(v):
+            if not is_level(v):
                 tool = f"tool {names[i]!r}" if names is not None else f"y[{i}]"
                 raise ValueError(MSG_Y_LEVEL.format(tool=tool, value=v))
         return np.array([int(v) for v in y], dtype=np.int64)
@@ -250,12 +244,8 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
     def _embed(self, texts: list[str]) -> tuple[np.ndarray, str]:
         # The pipeline's own encoder and process cache: a registry the auditor has graded is
         # not encoded again when the pipeline fits on it (same texts, same model).
-        anchor = ToolRegistry.from_records([{"name": "_", "description": "_"}])
-        emb = FrozenEmbedder(
-            anchor, model=self.model, batch_size=self.batch_size, cache=self.cache,
-            show_progress_bar=self.show_progress_bar,
-        ).fit(["_"])
-        return emb.encode(texts), emb.model_id_
+        return encode(texts, model=self.model, batch_size=self.batch_size, cache=self.cache,
+                      show_progress_bar=self.show_progress_bar)
 
     def _lexical(self, texts: list[str]) -> sparse.csr_matrix:
         # Hashing needs no vocabulary to store, so the weights file stays small and pickle-free.
@@ -366,10 +356,10 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
             read_only = np.array([h.get("readOnlyHint") is True for h in X.declared_hints],
                                  dtype=bool)
             high = ~low & X.hints_trusted & read_only
-            P[low, _RISKY - 1] += P[low, :_RISKY - 1].sum(axis=1)
-            P[low, :_RISKY - 1] = 0.0
-            P[high, _RISKY - 1] += P[high, _RISKY:].sum(axis=1)
-            P[high, _RISKY:] = 0.0
+            P[low, RISKY_LEVEL - 1] += P[low, :RISKY_LEVEL - 1].sum(axis=1)
+            P[low, :RISKY_LEVEL - 1] = 0.0
+            P[high, RISKY_LEVEL - 1] += P[high, RISKY_LEVEL:].sum(axis=1)
+            P[high, RISKY_LEVEL:] = 0.0
         return texts, text_P, P
 
     def _quantile(self, P: np.ndarray, coverage: float) -> np.ndarray:
@@ -527,6 +517,40 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
             return cls.load(path, **params)
 
     # -- auditing -----------------------------------------------------------------------------
+    def grade(self, registry: ToolRegistry) -> ToolRegistry:
+        """The registry with a level for every tool that has none, from :meth:`predict`.
+
+        Declared levels stay as they are; the new ones are marked predicted
+        (:attr:`ToolRegistry.risk_source`), so a person can tell them apart.
+
+        Parameters
+        ----------
+        registry : ToolRegistry
+            The catalogue, for example from :func:`load_tools`.
+
+        Returns
+        -------
+        registry : ToolRegistry
+            The same registry when every tool has a level; otherwise a copy with the
+            unknown ones graded (conservatively, with this auditor's ``coverage``).
+
+        Examples
+        --------
+        >>> from skriskrank import RiskAuditor, load_tools
+        >>> reg = load_tools({"tools": [{"name": "wipe_disk", "description": "Erase a disk"},
+        ...                             {"name": "get_time", "description": "Current time"}]},
+        ...                  risk={"get_time": 1})
+        >>> graded = RiskAuditor.pretrained().grade(reg)
+        >>> graded.risk_source.tolist(), bool(graded.risk[0] >= 3)
+        (['predicted', 'declared'], True)
+        """
+        unknown = ~registry.risk_known
+        if not unknown.any():
+            return registry
+        levels = self.predict(registry)
+        return registry.with_risk(dict(zip(registry.names[unknown], levels[unknown].tolist(),
+                                           strict=True)))
+
     def audit(self, X, *, labels=None):
         """One row per tool: what the auditor predicts, why, and whether a person should look.
 
@@ -556,7 +580,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         n = len(texts)
         predicted = self._quantile(P, self.coverage)
         median = self._quantile(P, 0.5)
-        p_risky = np.clip(P[:, _RISKY - 1:].sum(axis=1), 0.0, 1.0)  # 1 + 1e-16 is 1
+        p_risky = np.clip(P[:, RISKY_LEVEL - 1:].sum(axis=1), 0.0, 1.0)  # 1 + 1e-16 is 1
         reg = X if isinstance(X, ToolRegistry) else None
         names = list(reg.names) if reg is not None else [t.split(":", 1)[0] for t in texts]
         hints = reg.declared_hints if reg is not None else [{}] * n  # a title is ignored
@@ -574,10 +598,10 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
                                            strict=True)]
         declared = [None if d is None or d == UNKNOWN_RISK else d for d in declared]
         for i, d in enumerate(declared):
-            if d is not None and not _is_level(d):
+            if d is not None and not is_level(d):
                 raise ValueError(MSG_Y_LEVEL.format(tool=f"tool {names[i]!r}", value=d))
         text_level = self._quantile(text_P, 0.5)
-        text_risky = text_P[:, _RISKY - 1:].sum(axis=1)
+        text_risky = text_P[:, RISKY_LEVEL - 1:].sum(axis=1)
         reasons = []
         for i, (tool_hints, tool_perms) in enumerate(zip(hints, perms, strict=True)):
             why = []
@@ -601,22 +625,8 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
             "predicted": predicted,
             "median": median,
             "p_risky": p_risky,
-            "hints": [_describe_hints(h) for h in hints],
+            "hints": [describe_hints(h) for h in hints],
             "permissions": [";".join(sorted(p)) for p in perms],
             "needs_review": [bool(r) for r in reasons],
             "reason": reasons,
         })
-
-
-#: How :meth:`RiskAuditor.audit` words each declared hint value.
-_HINT_WORDS = {
-    ("readOnlyHint", True): "read-only", ("readOnlyHint", False): "not read-only",
-    ("destructiveHint", True): "destructive", ("destructiveHint", False): "non-destructive",
-    ("idempotentHint", True): "idempotent", ("idempotentHint", False): "not idempotent",
-    ("openWorldHint", True): "open-world", ("openWorldHint", False): "closed-world",
-}
-
-
-def _describe_hints(hints) -> str:
-    """The declared hints in words, ``"read-only, closed-world"`` (``""`` for none)."""
-    return ", ".join(_HINT_WORDS[k, v] for k, v in sorted(hints.items()) if (k, v) in _HINT_WORDS)

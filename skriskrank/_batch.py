@@ -26,6 +26,9 @@ MSG_LENGTHS = (
 MSG_REPLACE_SCORES = (
     "RankingBatch.replace: new candidates need their own scores; pass scores= too."
 )
+MSG_REPLACE_PARTS = (
+    "RankingBatch.replace: new candidates would leave the recorded parts behind; use take()."
+)
 MSG_NOT_A_BATCH = (
     "{step} expects the RankingBatch made by FrozenEmbedder.transform (put FrozenEmbedder "
     "first in the pipeline); got {type}."
@@ -96,6 +99,11 @@ class RankingBatch:
         For ranked lists a filter may shorten: how many of each row's candidates the list
         holds (the rest were left out, for instance below a relevance floor). ``None``: every
         row holds all its candidates.
+    parts : dict of str to ndarray of shape (n_queries, m), or None, default=None
+        What each step added to each candidate's score, when the batch is traced
+        (:meth:`traced`): ``None`` records nothing (and costs nothing). Each array is
+        aligned with ``candidates`` and follows them through :meth:`take`, so the batch a
+        pipeline returns carries its own explanation (see :func:`~skriskrank.explain`).
 
     Attributes
     ----------
@@ -129,7 +137,7 @@ class RankingBatch:
     """
 
     def __init__(self, registry, query_embeddings, tool_embeddings, candidates=None,
-                 scores=None, *, encoder="", queries=None, lengths=None):
+                 scores=None, *, encoder="", queries=None, lengths=None, parts=None):
         if not isinstance(registry, ToolRegistry):
             raise ValueError(MSG_REGISTRY.format(type=type(registry).__name__))
         q = _check_array("query_embeddings", query_embeddings, 2, np.float32,
@@ -164,9 +172,17 @@ class RankingBatch:
             if scores.shape != expected:
                 raise ValueError(MSG_SHAPE.format(name="scores", shape=scores.shape,
                                                   expected=expected, why="one per candidate"))
+        if parts is not None:
+            m = n_tools if candidates is None else candidates.shape[1]
+            for name, part in parts.items():
+                if np.shape(part) != (n_q, m):
+                    raise ValueError(MSG_SHAPE.format(name=f"parts[{name!r}]",
+                                                      shape=np.shape(part), expected=(n_q, m),
+                                                      why="one per candidate"))
         fields = dict(registry=registry, query_embeddings=q, tool_embeddings=t,
                       _candidates=candidates, _scores=scores, encoder=encoder,
-                      queries=None if queries is None else tuple(queries), lengths=lengths)
+                      queries=None if queries is None else tuple(queries), lengths=lengths,
+                      parts=None if parts is None else dict(parts))
         for name, value in fields.items():
             object.__setattr__(self, name, value)
 
@@ -241,12 +257,31 @@ class RankingBatch:
         """A new batch with some fields replaced (new candidates need new scores)."""
         if "candidates" in changes and "scores" not in changes:
             raise ValueError(MSG_REPLACE_SCORES)
+        new = "candidates" in changes
+        if new and self.parts and "parts" not in changes:
+            raise ValueError(MSG_REPLACE_PARTS)
         fields = dict(registry=self.registry, query_embeddings=self.query_embeddings,
                       tool_embeddings=self.tool_embeddings, candidates=self._candidates,
                       scores=self._scores, encoder=self.encoder, queries=self.queries,
                       # New candidates make a new list: its length is theirs unless given.
-                      lengths=None if "candidates" in changes else self.lengths)
+                      lengths=None if new else self.lengths, parts=self.parts)
         return RankingBatch(**{**fields, **changes})
+
+    def traced(self) -> RankingBatch:
+        """The batch, recording from here on what each step adds to the scores (``parts``)."""
+        return self if self.parts is not None else self.replace(parts={})
+
+    def with_parts(self, **parts) -> RankingBatch:
+        """The batch with ``parts`` added when it is traced; itself, at no cost, when not.
+
+        Each value is an array aligned with ``candidates``, or a callable that makes one (so
+        an untraced batch never computes it).
+        """
+        if self.parts is None:
+            return self
+        made = {name: np.asarray(part() if callable(part) else part)
+                for name, part in parts.items()}
+        return self.replace(parts={**self.parts, **made})
 
     def with_scores(self, scores) -> RankingBatch:
         """New scores for the candidates; ranked lists are re-sorted by them, stably.
@@ -264,9 +299,11 @@ class RankingBatch:
     def take(self, columns, lengths=None) -> RankingBatch:
         """Ranked lists of the given candidate positions of each row, with their scores."""
         columns = np.asarray(columns, dtype=np.int64)
+        parts = None if self.parts is None else {
+            name: np.take_along_axis(part, columns, axis=1) for name, part in self.parts.items()}
         return self.replace(candidates=np.take_along_axis(self.candidates, columns, axis=1),
                             scores=np.take_along_axis(self.scores, columns, axis=1),
-                            lengths=lengths)
+                            lengths=lengths, parts=parts)
 
     def order(self, k=None) -> np.ndarray:
         """Each row's first ``k`` positions by rank (full pool: by score, ties by index)."""
@@ -298,8 +335,12 @@ class RankingBatch:
         return names
 
 
-def check_batch(step, X, *, registry=None, encoder=None) -> RankingBatch:
-    """Check that ``X`` is a non-empty :class:`RankingBatch`, from ``registry`` if given."""
+def check_batch(step, X, *, registry=None, encoder=None, allow_empty=False) -> RankingBatch:
+    """Check that ``X`` is a :class:`RankingBatch`, from ``registry`` if given.
+
+    A batch of no queries is refused unless ``allow_empty``: a step that learns nothing from
+    queries fits on the catalogue alone.
+    """
     name = type(step).__name__
     if not isinstance(X, RankingBatch):
         raise TypeError(MSG_NOT_A_BATCH.format(step=name, type=type(X).__name__))
@@ -308,6 +349,6 @@ def check_batch(step, X, *, registry=None, encoder=None) -> RankingBatch:
                                                    got=repr(X.registry)))
     if encoder and X.encoder and X.encoder != encoder:
         raise ValueError(MSG_OTHER_ENCODER.format(step=name, fitted=encoder, got=X.encoder))
-    if X.n_queries == 0:
+    if X.n_queries == 0 and not allow_empty:
         raise ValueError(f"{name} got an empty batch (0 queries).")
     return X

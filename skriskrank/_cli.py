@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 
+from ._inputs import check_query
 from .datasets import load_queries_jsonl, load_registry_csv
 
 __all__ = ["main"]
@@ -69,63 +70,27 @@ def _load_pipeline(path):
 
 # -- loading --------------------------------------------------------------------------------
 def _registry(paths, labels=None):
-    """Load the catalogue of ``--tools`` files, grading tools without a level.
-
-    Any format load_tools reads, or the CSV; the packaged RiskAuditor grades each tool
-    without a declared level.
-    """
+    """The catalogue of ``--tools`` files (or one CSV), unlabelled tools graded by the auditor."""
     from . import RiskAuditor, load_tools
-    from ._audit_cli import _read_labels
+    from ._tools import read_levels
 
     if len(paths) == 1 and str(paths[0]).lower().endswith(".csv"):
         registry = load_registry_csv(paths[0])
     else:
-        registry = load_tools(paths, risk=_read_labels(labels) if labels else None)
-    unknown = ~registry.risk_known
-    if unknown.any():
-        # Declared levels stay declared; the auditor grades the rest (conservatively).
-        levels = RiskAuditor.pretrained(show_progress_bar=True).predict(registry)
-        registry = registry.with_risk(dict(zip(registry.names[unknown], levels[unknown].tolist(),
-                                                strict=True)))
-    return registry
-
-
-def _pipeline(registry, *, k, need_aware, epochs=10, risk_weight=0.1):
-    """:func:`build_pipeline` with progress bars, ending in the chosen filter."""
-    from . import NeedAwareFilter
-    from ._pipeline import build_pipeline
-
-    pipe = build_pipeline(registry, n_candidates=min(100, len(registry)), k=k,
-                          risk_weight=risk_weight, epochs=epochs, verbose=1)
-    pipe.set_params(embed__show_progress_bar=True)
-    return pipe.set_params(filter=NeedAwareFilter(k=k)) if need_aware else pipe
-
-
-def _catalogue_pipeline(tools, labels, k):
-    """Build a pipeline for a catalogue without training queries.
-
-    Dense retrieval and the rule filter, with levels from the labels or the pretrained
-    auditor: :func:`build_pipeline` without the steps that learn from queries.
-    """
-    from sklearn.pipeline import Pipeline
-
-    registry = _registry(tools, labels)
-    steps = _pipeline(registry, k=k, need_aware=False).steps
-    pipe = Pipeline([*steps[:2], steps[-1]])
-    # Nothing here learns from queries; one stands in for the fit that the steps require.
-    return pipe.fit([registry.names[0]])
+        registry = load_tools(paths, risk=read_levels(labels) if labels else None)
+    return RiskAuditor.pretrained(show_progress_bar=True).grade(registry)
 
 
 # -- the commands ---------------------------------------------------------------------------
 def fit(args) -> int:
-    from . import save
+    from . import build_pipeline, save
     from ._persist import _check_output
 
     _check_output(args.output)  # before any work: a bad path fails now, not after training
     registry = _registry(args.tools, args.labels)
     data = load_queries_jsonl(args.queries, registry)
-    pipe = _pipeline(registry, k=args.k, need_aware=args.need_aware, epochs=args.epochs,
-                     risk_weight=args.risk_weight)
+    pipe = build_pipeline(registry, k=args.k, need_aware=args.need_aware, epochs=args.epochs,
+                          risk_weight=args.risk_weight, verbose=1)
     t0 = time.perf_counter()
     pipe.fit(data.queries, data.relevant)
     save(pipe, args.output)
@@ -140,26 +105,22 @@ def fit(args) -> int:
 
 
 def rank(args) -> int:
-    from . import explain
-    from ._inputs import check_query
-    from ._serve import _tool_rows, _with_k
+    from ._explain import search
 
-    check_query(args.query)
-    pipe = _with_k(_load_pipeline(args.model), args.k)
-    # One explain gives both the list (search_tools' rows) and the dropped tools' reasons.
-    table = explain(pipe, [args.query], k=args.k)
-    rows = _tool_rows(table, pipe.steps[0][1].registry)
+    rows = search(_load_pipeline(args.model), check_query(args.query), args.k,
+                  dropped=args.explain)
     if args.json:
-        print(json.dumps({"query": args.query, "tools": rows}, indent=2))
+        print(json.dumps({"query": args.query, "tools": [r for r in rows if r["rank"]]},
+                         indent=2))
         return 0
     for r in rows:
+        if r["rank"] is None:
+            if not r["reason"].startswith("not reached"):
+                print(f"  -  {r['name']}  {r['reason']}")
+            continue
         level = "?" if r["risk_level"] is None else r["risk_level"]
         line = f"{r['rank']:>2}. {r['name']}  [risk {level}]  score {r['score']:.3f}"
         print(line + (f"  - {r['reason']}" if args.explain else ""))
-    if args.explain:
-        dropped = table[table["rank"].isna() & ~table["reason"].str.startswith("not reached")]
-        for _, r in dropped.iterrows():
-            print(f"  -  {r['tool']}  {r['reason']}")
     return 0
 
 
@@ -182,12 +143,13 @@ def evaluate(args) -> int:
 
 
 def serve(args) -> int:
+    from . import catalogue_pipeline
     from ._serve import serve as run
 
     if (args.model is None) == (not args.tools):
         raise ValueError(MSG_ONE_SOURCE)
     pipe = (_load_pipeline(args.model) if args.model
-            else _catalogue_pipeline(args.tools, args.labels, args.k))
+            else catalogue_pipeline(_registry(args.tools, args.labels), k=args.k))
     run(pipe)
     return 0
 

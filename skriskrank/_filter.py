@@ -13,23 +13,27 @@ is the pipeline step. The scan itself is :func:`skriskrank._fast.filter_scan`.
 
 from __future__ import annotations
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.special import logit, softmax
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.linear_model import LogisticRegression
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import Interval, validate_params
 
 from ._base import RankingStepMixin, check_relevant
-from ._fast import dot_error_bound, filter_scan, topk_rows
-from ._graph import _incidence
+from ._fast import (
+    ACCEPTED,
+    BELOW_FLOOR,
+    BROAD,
+    HIGH_RISK,
+    NOT_NEEDED,
+    REDUNDANT,
+    dot_error_bound,
+    filter_scan,
+)
+from ._gold_model import _GoldModel
+from ._rubric import RISKY_LEVEL
 
-__all__ = ["RuleFilter", "rule_filter", "rule_filter_batch"]
+__all__ = ["RuleFilter", "rule_filter"]
 
 MSG_NOTHING_ACCEPTABLE = (
     "max_high_risk=0 with high_risk_level=1 marks every tool as high risk and rejects all of "
@@ -73,14 +77,6 @@ MSG_NEEDS_Y = (
 MSG_ONE_QUERY = (
     "{step} reads a tool's need from the nearest other training queries (each query leaves "
     "itself out), so it needs at least 2 training queries, got 1."
-)
-MSG_ONE_CLASS = (
-    "No candidate of rank below {rank} in the training batch is {what}a gold tool: the "
-    "relevance model cannot learn, so every candidate gets p={p:g}."
-)
-MSG_BATCH_DEPRECATED = (
-    "rule_filter_batch is deprecated and will be removed in the next release: rule_filter "
-    "now takes a 2-D array of rankings too."
 )
 
 
@@ -195,75 +191,10 @@ def _decide(ranked, tools, options, **evidence):
     return filter_scan(ranked, high, broad, emb, k, max_high, max_broad, thr, tol, **evidence)
 
 
-def _rows(cand):
-    """The row index of each entry of ``cand``, flattened (for sparse fancy indexing)."""
-    return np.repeat(np.arange(len(cand)), cand.shape[1])
-
-
-class _GoldModel:
-    """P(a candidate is a gold tool of its query): a calibrated relevance estimate.
-
-    Its features are the candidate's rank, its score gap to the query's best candidate and,
-    for the need-aware filter, the kernel-weighted share of the ``n_neighbors`` training
-    queries nearest by embedding (weights ``softmax(cosine / temperature)``) whose gold set
-    holds the tool; in ``fit`` each query leaves itself out. A logistic regression
-    (standardized features, C=1) is fitted on the training batch's candidates of rank below
-    ``fit_rank``. Measured on UltraTool and Seal-Tools in ``docs/design.md``.
-    """
-
-    def __init__(self, knn, fit_rank, n_neighbors=10, temperature=0.05):
-        self.knn, self.fit_rank = knn, fit_rank
-        self.n_neighbors, self.temperature = n_neighbors, temperature
-
-    def _features(self, X, positions, leave_out=False):
-        cand = np.take_along_axis(X.candidates, positions, axis=1)
-        s = np.take_along_axis(X.scores, positions, axis=1).astype(np.float64)
-        rank = np.broadcast_to(np.arange(cand.shape[1]), cand.shape)
-        cols = [np.log1p(rank), s[:, :1] - s]
-        if self.knn:
-            sim = X.query_embeddings @ self.queries_.T
-            if leave_out:
-                np.fill_diagonal(sim, -np.inf)
-            n = min(self.n_neighbors, sim.shape[1] - leave_out)
-            near = topk_rows(sim, n)
-            w = softmax(np.take_along_axis(sim, near, axis=1) / self.temperature, axis=1)
-            # (queries, n_neighbors) weights times the neighbours' gold rows, at the candidates.
-            weights = sp.csr_array((w.ravel(), near.ravel(), np.arange(0, w.size + 1, n)),
-                                   shape=(len(w), len(self.queries_)))
-            rate = (weights @ self.gold_).tocsr()[_rows(cand), cand.ravel()]
-            cols.append(logit(np.clip(np.asarray(rate).reshape(cand.shape), 0.01, 0.99)))
-        return np.stack([c.ravel() for c in cols], axis=1), cand
-
-    def fit(self, X, relevant):
-        self.queries_ = X.query_embeddings
-        self.gold_ = _incidence(relevant, len(X.registry))
-        positions = X.order(self.fit_rank)
-        feats, cand = self._features(X, positions, leave_out=True)
-        target = np.asarray(self.gold_[_rows(cand), cand.ravel()]).ravel() > 0
-        self.constant_ = float(target.mean()) if len(target) else 0.0
-        if self.constant_ in (0.0, 1.0):
-            # One class (e.g. an upstream that never ranks a gold tool this high): nothing to
-            # learn, so every candidate gets that class's probability, and the user is told.
-            warnings.warn(MSG_ONE_CLASS.format(rank=self.fit_rank, p=self.constant_,
-                                               what="" if self.constant_ == 0.0 else "not "),
-                          UserWarning, stacklevel=4)
-            self.model_ = None
-        else:
-            self.model_ = make_pipeline(
-                StandardScaler(), LogisticRegression(C=1.0, max_iter=1000)).fit(feats, target)
-        return self
-
-    def predict_proba(self, X, positions):
-        """(n_queries, m) probabilities of the candidates at ``positions``, in that order."""
-        if self.model_ is None:
-            return np.full(positions.shape, self.constant_)
-        feats, cand = self._features(X, positions)
-        return self.model_.predict_proba(feats)[:, 1].reshape(cand.shape)
-
-
 @validate_params(_OPTIONS, prefer_skip_nested_validation=True)
 def rule_filter(ranked, risk, permission_counts, embeddings, k=5, *, max_high_risk=1,
-                high_risk_level=3, max_broad=2, broad_level=2, redundancy_threshold=0.9):
+                high_risk_level=RISKY_LEVEL, max_broad=2, broad_level=2,
+                redundancy_threshold=0.9):
     """Greedy risk, permission and redundancy filter of ranked lists (Appendix C).
 
     Each list is scanned best first. A tool is accepted when, with it, the accepted set
@@ -354,14 +285,6 @@ def rule_filter(ranked, risk, permission_counts, embeddings, k=5, *, max_high_ri
     return out[0] if single else out
 
 
-def rule_filter_batch(ranked_2d, risk, permission_counts, embeddings, k=5, **options):
-    """Deprecated alias of :func:`rule_filter` on 2-D rankings (removed in the next release)."""
-    warnings.warn(MSG_BATCH_DEPRECATED, FutureWarning, stacklevel=2)
-    if np.ndim(ranked_2d) != 2:
-        raise ValueError(MSG_RANKED_SHAPE.format(shape=np.shape(ranked_2d)))
-    return rule_filter(ranked_2d, risk, permission_counts, embeddings, k, **options)
-
-
 # -- the pipeline step ----------------------------------------------------------------------
 class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
     """The greedy rule filter (Appendix C) as the final step of a skriskrank pipeline.
@@ -444,8 +367,8 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
     #: The gold-probability model reads the query-neighbour feature (NeedAwareFilter).
     _knn_feature = False
 
-    def __init__(self, *, k=5, max_high_risk=1, high_risk_level=3, max_broad=2, broad_level=2,
-                 redundancy_threshold=0.9, relevance_floor=None):
+    def __init__(self, *, k=5, max_high_risk=1, high_risk_level=RISKY_LEVEL, max_broad=2,
+                 broad_level=2, redundancy_threshold=0.9, relevance_floor=None):
         self.k = k
         self.max_high_risk = max_high_risk
         self.high_risk_level = high_risk_level
@@ -492,16 +415,10 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
         Returns
         -------
         X_filtered : RankingBatch
-            Ranked lists in filtered order; each candidate keeps its score.
-        """
-        order, lengths = self._scan(X)[2:4]
-        return X.take(order, lengths)
-
-    def _scan(self, X):
-        """Decisions, duplicates, filtered order (positions), lengths and gold probabilities.
-
-        The order is given as positions of ``X``'s rows; the lengths are None for lists of
-        fixed length, and the probabilities None without a relevance model.
+            Ranked lists in filtered order; each candidate keeps its score. A traced batch
+            records each candidate's ``decision`` (a code of :mod:`skriskrank._fast`), the
+            tool it duplicates (``duplicate_of``, -1 for none) and its gold probability
+            (``p_gold``, with a relevance model).
         """
         X = self._check_input(X, reset=False)
         options = self._options()  # set_params may have changed them
@@ -513,8 +430,59 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
         decision, other, order, accepted = _decide(
             ranked, self._tool_rules_of(X, options), options, admit=self._admit(p),
             eligible=floor)
-        order = np.take_along_axis(positions, order, axis=1)
-        return decision, other, order, None if floor is None else accepted, p
+
+        def at_candidates(values):  # from the scan's order back to X's candidates
+            out = np.empty_like(values)
+            np.put_along_axis(out, positions, values, axis=1)
+            return out
+
+        parts = {"decision": lambda: at_candidates(decision),
+                 "duplicate_of": lambda: at_candidates(other)}
+        if p is not None:
+            parts["p_gold"] = lambda: at_candidates(p)
+        return X.with_parts(**parts).take(np.take_along_axis(positions, order, axis=1),
+                                          None if floor is None else accepted)
+
+    def reason(self, batch, i, j):
+        """The filter's decision on candidate ``j`` of query ``i`` of a traced batch, in words.
+
+        Parameters
+        ----------
+        batch : RankingBatch
+            What :meth:`transform` returned for a traced batch.
+        i, j : int
+            The query and the candidate's position in its filtered list.
+
+        Returns
+        -------
+        reason : str
+            ``"accepted"``, ``"deferred: ..."`` with the rule that deferred it, ``"kept to
+            fill the list, though deferred: ..."`` when fewer than ``k`` passed, or why it was
+            left out.
+        """
+        decision = int(batch.parts["decision"][i, j])
+        p = batch.parts["p_gold"][i, j] if "p_gold" in batch.parts else None
+        if decision == ACCEPTED:
+            return "accepted"
+        if decision == HIGH_RISK:
+            second = "a second" if self.max_high_risk == 1 else "one more"
+            why = f"deferred: {second} tool of risk >= {self.high_risk_level}"
+        elif decision == BROAD:
+            why = "deferred: broad permissions"
+        elif decision == REDUNDANT:
+            emb, u = batch.tool_embeddings, int(batch.parts["duplicate_of"][i, j])
+            t = int(batch.candidates[i, j])
+            why = (f"deferred: near-duplicate of {batch.registry.names[u]}, "
+                   f"cosine {emb[u] @ emb[t]:.2f}")
+        elif decision == NOT_NEEDED:
+            why = f"deferred: not needed for this query (p={p:.2f} < {self.need_threshold:g})"
+        elif decision == BELOW_FLOOR:
+            return f"below the relevance floor (p={p:.2f} < {self.relevance_floor:g})"
+        else:
+            return "not reached: the list was full"
+        held = batch.lengths is None or j < batch.lengths[i]
+        # A deferred tool still fills the list when fewer than k pass: say both.
+        return f"kept to fill the list, though {why}" if held and j < self.k else why
 
     def _admit(self, p):
         """Need evidence per candidate (none for the paper's rule)."""

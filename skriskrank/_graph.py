@@ -17,6 +17,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ._base import RankingStepMixin, check_relevant
 from ._batch import RankingBatch
 from ._fast import spread
+from ._rubric import RISKY_LEVEL
 
 __all__ = ["EDGE_TYPES", "GraphSmoother", "build_tool_graph"]
 
@@ -25,8 +26,6 @@ EDGE_TYPES = ("cooccurrence", "semantic", "permission", "risk")
 
 #: The paper's weights of the four terms of the raw edge weight.
 _W_COOC, _W_SEM, _W_PERM, _W_RISK = 0.4, 0.3, 0.15, 0.15
-#: Risk level from which a tool counts as risky for the risk term (unknown risk counts too).
-_RISKY_LEVEL = 3
 
 #: Elements (not bytes) of the largest temporary block: 2**24 float32 values are 64 MiB.
 _BLOCK_ELEMENTS = 2**24
@@ -184,7 +183,7 @@ def build_tool_graph(registry, tool_embeddings, relevant_indices, *,
         keep = cv >= min_cooccurrence
         terms["cooccurrence"] = (ci[keep], cj[keep], _W_COOC * cv[keep] / c_max)
     if "risk" in edge_types:
-        risky = registry.risk >= _RISKY_LEVEL
+        risky = registry.risk >= RISKY_LEVEL
         keep = risky[ci] & risky[cj]
         terms["risk"] = (ci[keep], cj[keep], np.full(int(keep.sum()), _W_RISK))
     if "semantic" in edge_types:
@@ -351,15 +350,18 @@ class GraphSmoother(RankingStepMixin, TransformerMixin, BaseEstimator):
         Returns
         -------
         X_new : RankingBatch
-            ``X`` with float32 smoothed scores; the candidates are unchanged.
+            ``X`` with float32 smoothed scores; the candidates are unchanged. A traced batch
+            records the change of each score (``smoothing``).
         """
         X = self._check_input(X, reset=False)
         alpha = float(self.alpha)
         if alpha == 0:
-            return X.with_scores(X.scores.astype(np.float32))
-        # (h0 + h1) / 2 = (1 - alpha/2) h0 + alpha/2 h0 A^T, where h0 A^T sums over each
-        # candidate's neighbours among the candidates (all of them for the full pool).
-        candidates = None if X.is_full_pool else X.candidates
-        neighbours = spread(self.graph_, candidates, X.scores)
-        smoothed = (1.0 - alpha / 2) * X.scores.astype(np.float64) + (alpha / 2) * neighbours
-        return X.with_scores(smoothed.astype(np.float32))
+            smoothed = X.scores.astype(np.float32)
+        else:
+            # (h0 + h1) / 2 = (1 - alpha/2) h0 + alpha/2 h0 A^T, where h0 A^T sums over each
+            # candidate's neighbours among the candidates (all of them for the full pool).
+            candidates = None if X.is_full_pool else X.candidates
+            neighbours = spread(self.graph_, candidates, X.scores)
+            smoothed = ((1.0 - alpha / 2) * X.scores.astype(np.float64)
+                        + (alpha / 2) * neighbours).astype(np.float32)
+        return X.with_parts(smoothing=lambda: smoothed - X.scores).with_scores(smoothed)

@@ -7,6 +7,7 @@ from numbers import Real
 from sklearn.utils._param_validation import Interval
 
 from ._filter import RuleFilter
+from ._rubric import RISKY_LEVEL
 
 __all__ = ["NeedAwareFilter"]
 
@@ -93,7 +94,7 @@ class NeedAwareFilter(RuleFilter):
     _requires_y = True
     _knn_feature = True
 
-    def __init__(self, *, need_threshold=0.5, k=5, max_high_risk=0, high_risk_level=3,
+    def __init__(self, *, need_threshold=0.5, k=5, max_high_risk=0, high_risk_level=RISKY_LEVEL,
                  max_broad=2, broad_level=2, redundancy_threshold=0.9, relevance_floor=None):
         self.need_threshold = need_threshold
         self.k = k

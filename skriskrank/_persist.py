@@ -88,8 +88,8 @@ def _trusted_nodes() -> frozenset[tuple[str, str]]:
         RuleFilter,
         ToolRegistry,
     )
-    from ._filter import _GoldModel
-    from ._scoring import HeadWeights
+    from ._gold_model import _GoldModel
+    from ._head_weights import HeadWeights
     from .baselines import CrossEncoderReranker, MMRReranker, RiskPenaltyReranker
 
     # Each class here was reviewed: its state is plain data, rebuilt by __dict__ or by a

@@ -3,381 +3,54 @@
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Callable, Iterable, Mapping
-from numbers import Integral, Real
 from types import MappingProxyType
 
 import numpy as np
 
+from ._hints import HINT_DEFAULTS, _check_hints, _declares_destructive, _hint_permissions
 from ._inputs import check_tool_name, strip_invisible
-
-__all__ = [
-    "DEFAULT_PERMISSION_KEYWORDS",
-    "HINT_DEFAULTS",
-    "PARAMETERS_TEXT_TEMPLATE",
-    "PERMISSION_CATEGORIES",
-    "RISK_SOURCES",
-    "TOOL_TEXT_TEMPLATE",
-    "UNKNOWN_RISK",
-    "ToolRegistry",
-    "derive_permissions",
-    "format_parameters",
-]
-
-#: The paper's five high-risk permission categories.
-PERMISSION_CATEGORIES = (
-    "shell_execution",
-    "file_write",
-    "network_access",
-    "credential_handling",
-    "code_execution",
+from ._permissions import (
+    MSG_BAD_PERMISSION,
+    PERMISSION_CATEGORIES,
+    _compile_keywords,
+    _derive,
+    _match_text,
 )
-
-#: Stored in ``ToolRegistry.risk`` for a tool without a label. It compares above every
-#: real level (1..5), so any ``risk >= level`` test counts an unlabelled tool as risky instead
-#: of silently treating it as safe.
-UNKNOWN_RISK = 99
-
-#: Keyword rules: a category applies when one of its keywords occurs as a whole word (or a
-#: run of whole words, for multi-word keywords) in the tool's name or description. Names are
-#: split on ``_``, ``-``, ``.`` and camelCase first, so ``runCode`` and ``run_code`` both read
-#: as ``run code``.
-#:
-#: Tuned on the UltraTool and Seal-Tools registries: bare words that mostly name something
-#: else there are only used inside phrases. ``command`` is mostly "command the robot",
-#: ``request`` a repair or refund request, ``network`` a neural or supply-chain network,
-#: ``token`` a crypto token, ``compile`` compiling a report, ``fetch`` a data look-up,
-#: ``writing`` a writing prompt, ``deleted`` a check that something was deleted, ``socket``
-#: a power socket and ``wifi`` a hotel amenity.
-DEFAULT_PERMISSION_KEYWORDS: Mapping[str, tuple[str, ...]] = {
-    "shell_execution": (
-        "shell", "bash", "zsh", "powershell", "terminal", "command line", "cli", "sudo",
-        "subprocess", "cmd", "shell command", "shell commands", "system command",
-        "system commands", "run command", "run commands", "run a command",
-        "execute command", "execute commands", "execute a command",
-    ),
-    "file_write": (
-        "delete", "deletes", "deleting", "deletion",
-        "overwrite", "overwrites", "overwriting",
-        "write", "writes", "file write", "write file", "write to file",
-        "remove file", "remove files", "rename file", "move file", "move files",
-        "save file", "create file", "modify file", "edit file", "format disk",
-        "rm",
-    ),
-    "network_access": (
-        "upload", "uploads", "uploading", "download", "downloading",
-        "http", "https", "http request", "api request", "web request", "api call",
-        "webhook", "curl", "wget", "url", "urls", "ftp", "ssh", "websocket", "web socket",
-        "network traffic", "network interface", "network settings", "network configuration",
-        "network connection", "vpn", "dns", "remote server",
-    ),
-    "credential_handling": (
-        "password", "passwords", "oauth", "credential", "credentials",
-        "api key", "api keys", "secret", "secrets", "login", "logging into", "log into",
-        "sign in", "authenticate", "authentication", "private key", "2fa", "otp", "pin",
-        "access token", "access tokens", "session token", "auth token", "api token",
-        "bearer token", "refresh token", "secure token",
-    ),
-    "code_execution": (
-        "eval", "exec", "execute", "executes", "executing", "code execution",
-        "run code", "run script", "run scripts", "run a script", "execute script",
-        "execute code", "interpreter", "compile code", "compile source code", "compiler",
-        "python code", "javascript code", "sql query", "deploy", "deploys",
-    ),
-}
-
-#: The MCP specification's tool annotations and their defaults: a hint a server leaves out
-#: takes this value. ``destructiveHint`` matters only when ``readOnlyHint`` is false.
-HINT_DEFAULTS: Mapping[str, bool] = MappingProxyType(
-    {
-        "readOnlyHint": False,
-        "destructiveHint": True,
-        "idempotentHint": False,
-        "openWorldHint": True,
-    }
+from ._rubric import (
+    UNKNOWN_RISK,
+    check_level,
+    format_permissions,
+    is_missing,
+    parse_permissions,
 )
+from ._tool_text import _check_parameters, _render_text
+
+__all__ = ["RISK_SOURCES", "ToolRegistry"]
 
 #: Where a tool's risk level came from: a person (or a released benchmark) declared it, or
 #: :class:`~skriskrank.RiskAuditor` predicted it; ``"unknown"`` marks an unlabelled tool.
 RISK_SOURCES = ("declared", "predicted", "unknown")
 
-#: The text the encoder sees for a tool without parameters (every registry of the paper's
-#: benchmarks, and every registry built before parameters were kept).
-TOOL_TEXT_TEMPLATE = "{name}: {description}"
-
-#: The text the encoder sees for a tool with parameters: the parameter names and
-#: descriptions follow the description, because a ``password`` or ``sql`` parameter is a risk
-#: signal that the description may not mention. ``{parameters}`` is
-#: :func:`format_parameters` of the tool's parameters.
-PARAMETERS_TEXT_TEMPLATE = "{name}: {description} Parameters: {parameters}"
-
 MSG_EMPTY_REGISTRY = "A ToolRegistry needs at least one tool."
 MSG_BAD_NAME = "Tool #{i}: name must be a non-empty string, got {name!r}."
 MSG_DUPLICATE_NAME = "Duplicate tool name {name!r} (records #{first} and #{second})."
 MSG_EMPTY_DESCRIPTION = "Tool {name!r}: description must be a non-empty string, got {desc!r}."
-MSG_BAD_RISK = (
-    "Tool {name!r}: risk must be an integer in 1..5 or None (unknown), got {risk!r}."
-)
-MSG_BAD_PERMISSION = (
-    "Tool {name!r}: unknown permission category {perm!r}; expected one of {allowed}."
-)
 MSG_UNKNOWN_TOOL = "Unknown tool name(s) not in the registry: {names}."
-MSG_BAD_KEYWORDS = (
-    "permission_keywords has unknown categories {cats}; expected a subset of {allowed}."
-)
 MSG_MISSING_COLUMN = "from_frame needs a {col!r} column; the frame has {cols}."
-MSG_BAD_PARAMETERS = (
-    "Tool {name!r}: parameters must be a sequence of (name, description) string pairs, got "
-    "{value!r}."
-)
 MSG_BAD_FLAGS = "Tool {name!r}: flags must be a list of words, got {value!r}."
-MSG_BAD_HINT = "Tool {name!r}: annotation {hint!r} must be true or false, got {value!r}."
-MSG_UNKNOWN_HINT = "Tool {name!r}: unknown annotation {hint!r}; expected one of {allowed}."
-MSG_BAD_TEMPLATE = (
-    "text_template must be a format string using {{name}}, {{description}} and "
-    "{{parameters}}, or a callable (name, description, parameters) -> str; formatting tool "
-    "{name!r} failed: {error}"
-)
-MSG_BAD_TEXT = "Tool {name!r}: text_template gave {value!r}; it must give a non-empty string."
 MSG_BAD_RISK_SOURCE = "source must be one of {allowed}, got {source!r}."
 MSG_RISK_LENGTH = "levels must have one entry per tool: {n} tools but {got} levels."
 
-# camelCase boundaries: lower -> Upper ("deleteFile"), digit -> Capitalised word ("md5Hash"),
-# and the end of an acronym ("HTTPRequest").
-_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[0-9])(?=[A-Z][a-z])|(?<=[A-Z])(?=[A-Z][a-z])")
-# A second reading for what the acronym rule gets wrong: "OAuthHelper" as "OAuth Helper"
-# (not "O Auth Helper") and "setup2FA" as "setup 2FA".
-_CAMEL_SOFT = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Za-z])(?=[0-9])")
-_WORD = re.compile(r"[a-z0-9]+")
-
-
-def _words(text: str) -> list[str]:
-    """Lower-cased words, with camelCase and snake_case names split into their parts."""
-    return _WORD.findall(_CAMEL.sub(" ", text).lower())
-
-
-def _match_text(text: str) -> str:
-    """Space-padded words of ``text`` for whole-word substring tests.
-
-    Both camelCase readings are kept, after a separator that no phrase can span, so a keyword
-    matches when either reading has it.
-    """
-    soft = _WORD.findall(_CAMEL_SOFT.sub(" ", text).lower())
-    return f" {' '.join(_words(text))} \x00 {' '.join(soft)} "
-
-
-def _compile_keywords(keywords: Mapping[str, Iterable[str]] | None) -> dict[str, list[str]]:
-    if keywords is None:
-        keywords = DEFAULT_PERMISSION_KEYWORDS
-    unknown = sorted(set(keywords) - set(PERMISSION_CATEGORIES))
-    if unknown:
-        raise ValueError(
-            MSG_BAD_KEYWORDS.format(cats=unknown, allowed=list(PERMISSION_CATEGORIES))
-        )
-    compiled = {}
-    for cat, kws in keywords.items():
-        if isinstance(kws, str):
-            # A bare string would otherwise be read as one keyword per character.
-            kws = [kws]
-        # Padding with spaces makes a substring test a whole-word (or whole-phrase) test.
-        compiled[cat] = [f" {' '.join(_words(kw))} " for kw in kws if _words(kw)]
-    return compiled
-
-
-def derive_permissions(
-    name: str, description: str, keywords: Mapping[str, Iterable[str]] | None = None
-) -> frozenset[str]:
-    """Derive a tool's high-risk permission categories from its name and description.
-
-    Matching is on whole words after splitting camelCase and snake_case, so ``"curl"`` does
-    not hit ``"url"`` and ``"execute"`` does not hit ``"executed"``.
-
-    Parameters
-    ----------
-    name : str
-        The tool name, for example ``"run_shell_command"`` or ``"deleteFile"``.
-    description : str
-        The tool description.
-    keywords : mapping of str to iterable of str, default=None
-        Category -> keywords. ``None`` uses :data:`DEFAULT_PERMISSION_KEYWORDS`. Categories
-        absent from the mapping are never derived.
-
-    Returns
-    -------
-    permissions : frozenset of str
-        The matching categories, a subset of :data:`PERMISSION_CATEGORIES`.
-
-    Examples
-    --------
-    >>> sorted(derive_permissions("run_shell_command", "Runs a bash command"))
-    ['shell_execution']
-    >>> sorted(derive_permissions("get_url_title", "Read a page title"))
-    ['network_access']
-    >>> sorted(derive_permissions("curlicue_font", "Returns the curlicue font"))
-    []
-    """
-    return _derive(_match_text(f"{name} {description}"), _compile_keywords(keywords))
-
-
-def _derive(text: str, compiled: dict[str, list[str]]) -> frozenset[str]:
-    return frozenset(cat for cat, phrases in compiled.items() if any(p in text for p in phrases))
-
-
-def _is_missing(value) -> bool:
-    # None, a float NaN (a blank cell of a pandas float column) or pandas.NA (a blank cell of
-    # a nullable Int64 column); pandas is not imported just to recognise its NA.
-    if value is None:
-        return True
-    if isinstance(value, (float, np.floating)):
-        return bool(np.isnan(value))
-    return type(value).__name__ == "NAType"
-
-
-def _is_level(value) -> bool:
-    """Whether ``value`` is a risk level: an integer (or integral float) in 1..5.
-
-    The one test every reader of levels uses (registry, loaders, auditor, agreement); each
-    raises its own message naming the item.
-    """
-    # bool is an Integral subclass but never a risk level.
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Integral, Real)):
-        return False
-    return float(value).is_integer() and 1 <= value <= 5
-
-
-def _check_risk(name: str, risk) -> int:
-    if _is_missing(risk):
-        return UNKNOWN_RISK
-    if not _is_level(risk):
-        raise ValueError(MSG_BAD_RISK.format(name=name, risk=risk))
-    return int(risk)
-
-
-def format_parameters(parameters) -> str:
-    """The parameters part of a tool's text: ``"path (File to read); head"``.
-
-    Parameters
-    ----------
-    parameters : sequence of (str, str)
-        ``(name, description)`` pairs; an empty description shows the name alone.
-
-    Returns
-    -------
-    text : str
-
-    Examples
-    --------
-    >>> from skriskrank import format_parameters
-    >>> format_parameters([("path", "File to read"), ("head", "")])
-    'path (File to read); head'
-    """
-    return "; ".join(f"{n} ({d})" if d else n for n, d in parameters)
-
-
-def _check_parameters(name: str, params) -> tuple[tuple[str, str], ...]:
-    if _is_missing(params):
-        return ()
-    if isinstance(params, (str, bytes)) or not isinstance(params, Iterable):
-        raise ValueError(MSG_BAD_PARAMETERS.format(name=name, value=params))
-    if isinstance(params, Mapping):
-        # {name: description}; iterating it would give the names alone.
-        params = params.items()
-    out = []
-    for pair in params:
-        if isinstance(pair, str):
-            pair = (pair, "")
-        try:
-            pname, pdesc = pair
-        except (TypeError, ValueError):
-            raise ValueError(MSG_BAD_PARAMETERS.format(name=name, value=params)) from None
-        if pdesc is None:
-            pdesc = ""
-        if not isinstance(pname, str) or not pname.strip() or not isinstance(pdesc, str):
-            raise ValueError(MSG_BAD_PARAMETERS.format(name=name, value=params))
-        out.append((pname, " ".join(pdesc.split())))
-    return tuple(out)
-
-
 def _check_flags(name: str, flags) -> frozenset[str]:
     """A tool's flags as a frozenset of words (a cell such as ``"injection;stuffing"``)."""
-    if _is_missing(flags):
+    if is_missing(flags):
         return frozenset()
     if isinstance(flags, str):
         flags = flags.split(";")
     if not isinstance(flags, Iterable) or not all(isinstance(f, str) for f in flags):
         raise ValueError(MSG_BAD_FLAGS.format(name=name, value=flags))
     return frozenset(f.strip() for f in flags if f.strip())
-
-
-def _check_hints(name: str, hints) -> Mapping[str, object]:
-    """The hints a tool's author declared (no defaults filled in), as a read-only mapping."""
-    if _is_missing(hints):
-        return MappingProxyType({})
-    if not isinstance(hints, Mapping):
-        raise ValueError(MSG_BAD_HINT.format(name=name, hint="annotations", value=hints))
-    out = {}
-    for key, value in hints.items():
-        if key == "title":
-            if value is not None and not isinstance(value, str):
-                raise ValueError(MSG_BAD_HINT.format(name=name, hint=key, value=value))
-            if value:
-                out[key] = value
-            continue
-        if key not in HINT_DEFAULTS:
-            raise ValueError(
-                MSG_UNKNOWN_HINT.format(
-                    name=name, hint=key, allowed=["title", *HINT_DEFAULTS]
-                )
-            )
-        if value is None:
-            continue  # JSON null: not declared, the default applies
-        if not isinstance(value, (bool, np.bool_)):
-            raise ValueError(MSG_BAD_HINT.format(name=name, hint=key, value=value))
-        out[key] = bool(value)
-    return MappingProxyType(dict(sorted(out.items())))
-
-
-def _declares_destructive(hints: Mapping[str, object]) -> bool:
-    """Whether the author marks the tool destructive, by the specification's defaults.
-
-    Only a tool whose author set a hint counts: one that declares ``destructiveHint: true``,
-    or declares ``readOnlyHint: false`` and leaves ``destructiveHint`` at its default (true).
-    A tool with no hints at all (every OpenAI or Anthropic tool) has declared nothing.
-    """
-    if not ({"readOnlyHint", "destructiveHint"} & hints.keys()):
-        return False
-    full = {**HINT_DEFAULTS, **hints}
-    return not full["readOnlyHint"] and bool(full["destructiveHint"])
-
-
-def _hint_permissions(hints: Mapping[str, object]) -> frozenset[str]:
-    """Permission categories that a tool's declared hints add (they never remove any)."""
-    perms = set()
-    if _declares_destructive(hints):
-        # A destructive tool changes or deletes what it touches: the filter's "write" category.
-        perms.add("file_write")
-    if hints.get("openWorldHint") is True and hints.get("readOnlyHint") is not True:
-        # Acts on an open world (the web, other people's systems) and is not read-only.
-        perms.add("network_access")
-    return frozenset(perms)
-
-
-def _render_text(template, name: str, desc: str, params) -> str:
-    if template is None:
-        template = PARAMETERS_TEXT_TEMPLATE if params else TOOL_TEXT_TEMPLATE
-    try:
-        if callable(template):
-            text = template(name, desc, params)
-        else:
-            text = template.format(
-                name=name, description=desc, parameters=format_parameters(params)
-            )
-    except (KeyError, IndexError, ValueError, TypeError, AttributeError) as err:
-        raise ValueError(MSG_BAD_TEMPLATE.format(name=name, error=err)) from None
-    if not isinstance(text, str) or not text.strip():
-        raise ValueError(MSG_BAD_TEXT.format(name=name, value=text))
-    return text
 
 
 class ToolRegistry:
@@ -547,9 +220,9 @@ class ToolRegistry:
                 raise ValueError(MSG_EMPTY_DESCRIPTION.format(name=name, desc=desc))
             flags_all.append(flag)
             descriptions[i] = desc
-            risks.append(_check_risk(name, r))
+            risks.append(check_level(r, f"Tool {name!r}"))
             hints = _check_hints(name, hints)
-            if _is_missing(source):
+            if is_missing(source) or source == "unknown":  # to_frame's word for no level
                 source = "declared"
             if source not in RISK_SOURCES[:2]:
                 raise ValueError(MSG_BAD_RISK_SOURCE.format(allowed=RISK_SOURCES[:2],
@@ -560,24 +233,17 @@ class ToolRegistry:
             predicted.append(source == "predicted" and risks[-1] != UNKNOWN_RISK)
             trusted.append(bool(trust))
             texts.append(_render_text(text_template, name, desc, params))
-            if _is_missing(p):
+            p = parse_permissions(p)  # a set, a CSV cell ("file_write;network_access"), None
+            if p is None:
                 # Parameters are part of what a tool does: a "url" or "password" parameter
                 # derives its category like the same word in the description.
                 text = " ".join([name, desc, *(f"{pn} {pd}" for pn, pd in params)])
-                perms.append(_derive(_match_text(text), compiled) | _hint_permissions(hints))
-            else:
-                if isinstance(p, str):
-                    # A CSV cell such as "shell_execution;file_write".
-                    p = [s for s in re.split(r"[;,|]", p) if s.strip()]
-                p = frozenset(s.strip() for s in p)
-                bad = sorted(p - set(PERMISSION_CATEGORIES))
-                if bad:
-                    raise ValueError(
-                        MSG_BAD_PERMISSION.format(
-                            name=name, perm=bad[0], allowed=list(PERMISSION_CATEGORIES)
-                        )
-                    )
-                perms.append(p)
+                p = _derive(_match_text(text), compiled) | _hint_permissions(hints)
+            bad = sorted(p - set(PERMISSION_CATEGORIES))
+            if bad:
+                raise ValueError(MSG_BAD_PERMISSION.format(
+                    name=name, perm=bad[0], allowed=list(PERMISSION_CATEGORIES)))
+            perms.append(p)
         self._index = seen
         self.names = np.array(names, dtype=object)
         self.descriptions = np.array(descriptions, dtype=object)
@@ -659,14 +325,15 @@ class ToolRegistry:
     def from_frame(
         cls, df, *, permission_keywords: Mapping[str, Iterable[str]] | None = None
     ) -> ToolRegistry:
-        """Build a registry from a :class:`pandas.DataFrame`.
+        """Build a registry from a :class:`pandas.DataFrame`, as :meth:`to_frame` writes it.
 
         Parameters
         ----------
         df : pandas.DataFrame
             Columns ``name`` and ``description``, optionally ``risk`` (missing values mean
-            unknown), ``permissions`` (iterables, or strings separated by ``;``) and
-            ``risk_source`` (as :meth:`to_frame` writes it).
+            unknown), ``permissions`` (sets, or cells of the one format: categories
+            joined by ``;``, ``"none"`` for none, blank to derive them), ``risk_source``
+            and ``flags``.
         permission_keywords : mapping of str to iterable of str, default=None
             Keyword rules for tools without explicit permissions.
 
@@ -677,16 +344,10 @@ class ToolRegistry:
         for col in ("name", "description"):
             if col not in df.columns:
                 raise ValueError(MSG_MISSING_COLUMN.format(col=col, cols=list(df.columns)))
-        return cls(
-            df["name"].tolist(),
-            df["description"].tolist(),
-            df["risk"].tolist() if "risk" in df.columns else [None] * len(df),
-            df["permissions"].tolist() if "permissions" in df.columns else None,
-            permission_keywords=permission_keywords,
-            # to_frame marks unlabelled tools "unknown": their level says so already.
-            risk_source=[None if s == "unknown" else s for s in df["risk_source"]]
-            if "risk_source" in df.columns else None,
-        )
+        fields = ("name", "description", "risk", "permissions", "risk_source", "flags")
+        return cls.from_records(
+            df[[c for c in fields if c in df.columns]].to_dict("records"),
+            permission_keywords=permission_keywords)
 
     # -- access -------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -861,35 +522,35 @@ class ToolRegistry:
                 raise ValueError(MSG_RISK_LENGTH.format(n=len(self), got=len(levels)))
             updates = dict(enumerate(levels))
         for i, level in updates.items():
-            if not _is_missing(level) and level == UNKNOWN_RISK:
+            if not is_missing(level) and level == UNKNOWN_RISK:
                 level = None  # the registry's own unknown marker, handed back
             records[i].update(risk=level, risk_source=source)
         # Permissions as they are (derived ones included), so the copy changes only risk.
         return ToolRegistry.from_records(records, text_template=self.text_template)
 
     def to_frame(self):
-        """The registry as a :class:`pandas.DataFrame` (name, description, risk, permissions).
+        """The registry as a :class:`pandas.DataFrame`, cells in the rubric's one format.
 
         ``risk`` is a nullable ``Int64`` column, ``<NA>`` where unknown; ``permissions`` joins
-        each tool's categories with ``;`` (an empty string for none). A registry with
-        predicted levels adds ``risk_source``. :meth:`from_frame` reads all of them back.
+        each tool's categories with ``;`` (``"none"`` for none). A registry with predicted
+        levels adds ``risk_source``, one with flagged tools ``flags``. :meth:`from_frame`
+        and :func:`~skriskrank.datasets.load_registry_csv` read all of them back.
         """
         import pandas as pd
 
-        frame = pd.DataFrame(
-            {
-                "name": self.names,
-                "description": self.descriptions,
-                # Nullable integers: a plain column would turn the unknown levels into NaN
-                # and every level into a float.
-                "risk": pd.array(
-                    [None if r == UNKNOWN_RISK else int(r) for r in self.risk], dtype="Int64"
-                ),
-                "permissions": [";".join(sorted(p)) for p in self.permissions],
-            }
-        )
-        # Only a registry with predicted levels grows the column, so a registry of declared
+        frame = pd.DataFrame({
+            "name": self.names,
+            "description": self.descriptions,
+            # Nullable integers: a plain column would turn the unknown levels into NaN and
+            # every level into a float.
+            "risk": pd.array([None if r == UNKNOWN_RISK else int(r) for r in self.risk],
+                             dtype="Int64"),
+            "permissions": [format_permissions(p) for p in self.permissions],
+        })
+        # Only registries that have them grow these columns, so a registry of declared
         # levels keeps the four columns of load_registry_csv's format.
         if self.risk_predicted.any():
             frame["risk_source"] = self.risk_source
+        if any(self.flags):
+            frame["flags"] = [";".join(sorted(f)) for f in self.flags]
         return frame

@@ -15,7 +15,7 @@ import threading
 
 from ._inputs import MAX_QUERY_LENGTH, check_query
 
-__all__ = ["SEARCH_TOOL", "make_server", "search", "serve"]
+__all__ = ["SEARCH_TOOL", "make_server", "serve"]
 
 SEARCH_TOOL = "search_tools"
 DEFAULT_K = 5
@@ -53,58 +53,6 @@ OUTPUT_SCHEMA = {
 }
 
 
-def _with_k(pipeline, k):
-    """``pipeline`` with its last step's ``k`` set to ``k``; the caller's is left as it was."""
-    import copy
-
-    from sklearn.pipeline import Pipeline
-
-    name, last = pipeline.steps[-1]
-    if getattr(last, "k", k) == k:
-        return pipeline
-    # A shallow copy shares the fitted state.
-    return Pipeline([*pipeline.steps[:-1], (name, copy.copy(last).set_params(k=k))])
-
-
-def search(pipeline, query: str, k: int = DEFAULT_K) -> list[dict]:
-    """The risk-aware top-``k`` of one query, with each tool's risk, score and reason.
-
-    Parameters
-    ----------
-    pipeline : sklearn.pipeline.Pipeline
-        A fitted skriskrank pipeline.
-    query : str
-        The task in plain words.
-    k : int, default=5
-        How many tools to return (a relevance floor may return fewer).
-
-    Returns
-    -------
-    tools : list of dict
-        ``rank``, ``name``, ``description``, ``risk_level`` (None when unknown),
-        ``risk_predicted``, ``score`` and ``reason`` per tool, best first; the same tools as
-        ``pipeline.predict`` with the last step's ``k`` set to ``k``.
-    """
-    from ._explain import explain
-
-    pipeline = _with_k(pipeline, k)
-    return _tool_rows(explain(pipeline, [query], k=k), pipeline.steps[0][1].registry)
-
-
-def _tool_rows(table, registry) -> list[dict]:
-    """The rows of :func:`search` from one query's :func:`explain` table."""
-    import pandas as pd
-
-    kept = table[table["rank"].notna()].sort_values("rank", kind="stable")
-    return [{
-        "rank": int(row["rank"]), "name": row["tool"],
-        "description": str(registry.descriptions[registry.index_of(row["tool"])]),
-        "risk_level": None if pd.isna(row["risk"]) else int(row["risk"]),
-        "risk_predicted": bool(row["risk_predicted"]), "score": float(row["score"]),
-        "reason": row["reason"],
-    } for _, row in kept.iterrows()]
-
-
 def schema_errors(validator, instance) -> str:
     """What ``instance`` breaks of ``validator``'s schema, in one line, or ``""``.
 
@@ -139,6 +87,7 @@ def make_server(pipeline, name="skriskrank"):
         from mcp.shared.exceptions import MCPError
     except ImportError as exc:
         raise ImportError(MSG_NO_MCP.format(error=exc)) from exc
+    from ._explain import search
 
     # A request without k gets the served pipeline's own list length (``serve --k``).
     default_k = getattr(pipeline.steps[-1][1], "k", DEFAULT_K)

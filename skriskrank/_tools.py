@@ -8,12 +8,11 @@ from os import PathLike
 from pathlib import Path
 
 from ._inputs import MCP_TOOL_NAME
-from ._registry import ToolRegistry, _is_level
+from ._registry import ToolRegistry
+from ._rubric import is_level
 
-__all__ = ["TOOL_FORMATS", "load_tools"]
+__all__ = ["load_tools"]
 
-#: The tool formats :func:`load_tools` recognises, by the shape of each tool.
-TOOL_FORMATS = ("mcp", "openai-chat", "openai-responses", "anthropic")
 
 MSG_EMPTY_SOURCE = "{where}: no tools found (an empty file, list or tools/list result)."
 MSG_BAD_JSON = "{where}, line {line}: not valid JSON ({error})."
@@ -50,6 +49,10 @@ MSG_RISK_NOT_MAPPING = (
     "risk must map tool names to levels 1..5 (or to {{\"risk_level\": level}}), got {type}."
 )
 MSG_RISK_UNKNOWN = "risk names tool(s) not in the catalogue: {names}."
+MSG_LABELS = (
+    "{path}: labels must be a JSON object mapping tool names to levels 1..5 "
+    '(or to {{"risk_level": level}}), got {type}.'
+)
 MSG_BAD_LEVEL = "Tool {name!r}: risk level must be an integer in 1..5 or null, got {value!r}."
 
 
@@ -181,7 +184,7 @@ def _normalise(tool, i: int, where: str) -> dict:
 def _level(name: str, value):
     if isinstance(value, Mapping):
         value = value.get("risk_level", value.get("risk"))
-    if value is not None and not _is_level(value):
+    if value is not None and not is_level(value):
         raise ValueError(MSG_BAD_LEVEL.format(name=name, value=value))
     return value  # the registry stores it as an int
 
@@ -327,3 +330,16 @@ def _file_catalogues(path) -> list[tuple[str, list]]:
         raise ValueError(MSG_BAD_JSON.format(where=path, line=err.lineno, error=err.msg)) from None
     return _catalogues(source, str(path))
 
+
+def read_levels(path) -> dict:
+    """The levels file of ``--labels``: a JSON object of tool names to levels 1..5."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"Labels file not found: {path}")
+    try:
+        labels = json.loads(path.read_text(encoding="utf-8-sig"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}, line {err.lineno}: not valid JSON ({err.msg}).") from None
+    if not isinstance(labels, dict):
+        raise ValueError(MSG_LABELS.format(path=path, type=type(labels).__name__))
+    return labels

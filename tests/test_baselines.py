@@ -303,10 +303,6 @@ def test_cross_encoder_needs_query_text(tiny_cross_encoder, batch):
         step.transform(batch.replace(queries=None))
 
 
-def test_baselines_moved_and_keep_a_deprecated_alias():
+def test_the_baselines_live_in_their_own_module():
     for cls in STEPS:
-        with pytest.warns(FutureWarning, match=re.escape(skriskrank.MSG_MOVED.format(
-                name=cls.__name__, module="skriskrank.baselines"))):
-            assert getattr(skriskrank, cls.__name__) is cls
-    with pytest.raises(AttributeError):
-        skriskrank.NoSuchStep  # noqa: B018
+        assert not hasattr(skriskrank, cls.__name__)

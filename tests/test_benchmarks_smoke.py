@@ -41,7 +41,7 @@ def test_synthetic_registry_is_clustered_and_labelled():
 def test_reference_relevance_is_the_concatenation(tmp_path):
     # The benchmark's reference against the torch module on one block, both heads.
     torch = pytest.importorskip("torch")
-    from skriskrank._reranker import DualHeadModule
+    from skriskrank._heads import DualHeadModule
 
     rng = np.random.default_rng(0)
     q = rng.normal(size=(5, 8)).astype(np.float32)

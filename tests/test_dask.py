@@ -65,12 +65,12 @@ def warm_cache(tmp_path_factory, demo):
 
 def _embedding_state():
     """What this process's embedding caches did: texts encoded, texts served, models loaded."""
-    from skriskrank import _embedding
+    from skriskrank import _encoder
 
-    stores = list(_embedding._STORES.values())
+    stores = list(_encoder._STORES.values())
     return {"encoded": sum(s.n_encoded for s in stores),
             "served": sum(len(s.index) for s in stores),
-            "models_loaded": len(_embedding._MODELS)}
+            "models_loaded": len(_encoder._MODELS)}
 
 
 def _search(pipe, registry, n_jobs):
@@ -191,7 +191,7 @@ def test_the_library_never_imports_dask(warm_cache):
         pipe.fit(demo.queries, demo.relevant).predict(demo.queries[:5])
         one = ToolRegistry.from_records([{{"name": "t", "description": "a tool", "risk": 1}}])
         FrozenEmbedder(one, cache=False).fit(["a query"]).transform(["a query"])
-        print(len(skriskrank._embedding._MODELS))
+        print(len(skriskrank._encoder._MODELS))
         print(sorted(m for m in sys.modules if m.split(".")[0] in ("dask", "distributed")))
     """).format(n=N_QUERIES, cache=warm_cache[0])
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",

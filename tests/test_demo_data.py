@@ -10,7 +10,8 @@ from importlib.resources import files
 import pytest
 
 from skriskrank import PERMISSION_CATEGORIES, derive_permissions
-from skriskrank._registry import MSG_BAD_PERMISSION, MSG_BAD_RISK
+from skriskrank._permissions import MSG_BAD_PERMISSION
+from skriskrank._rubric import MSG_BAD_LEVEL
 from skriskrank.datasets import ToolRetrievalDataset
 from skriskrank.datasets._demo import (
     DEMO_DOMAINS,
@@ -271,7 +272,7 @@ class TestLoaderErrors:
         tools = TOOLS + [["list_directory", "files", "List a folder.", cell, "Read-only.", ""]]
         with pytest.raises(ValueError, match=re.escape("Tool 'list_directory': risk must be")):
             _load(*_write(tmp_path, tools, [QUERY]))
-        assert MSG_BAD_RISK.startswith("Tool {name!r}: risk must be")
+        assert MSG_BAD_LEVEL.startswith("{what}: risk must be")
 
     def test_bad_permission(self, tmp_path):
         tools = TOOLS + [["sudo", "shell", "Run as root.", "5", "Root.", "root_access"]]

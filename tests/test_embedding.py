@@ -1,8 +1,8 @@
 """Tests for FrozenEmbedder: offline loading, the embedding caches, bad input, persistence.
 
 Most tests run on a tiny random BERT sentence-transformers model built in a temporary
-directory (16-dimensional, one layer, a 60-word vocabulary: no download, milliseconds per
-encode). Only the tests about the packaged default model load all-MiniLM-L6-v2.
+directory (16-dimensional, one layer, a 60-word vocabulary: no download). Only the tests
+about the packaged default model load all-MiniLM-L6-v2.
 """
 
 import copy
@@ -14,6 +14,7 @@ import re
 import sys
 import threading
 import time
+import tracemalloc
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -23,19 +24,24 @@ import pytest
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
-import skriskrank._embedding as embedding_module
+import skriskrank._encoder as encoder_module
 from skriskrank import FrozenEmbedder, RankingBatch, ToolRegistry
 from skriskrank._base import MSG_Y_LENGTH
 from skriskrank._embedding import (
-    DEFAULT_MODEL,
-    MSG_DEFAULT_MISSING,
-    MSG_DEVICE,
-    MSG_MODEL_UNAVAILABLE,
     MSG_NOT_REGISTRY,
     MSG_QUERIES_EMPTY,
     MSG_QUERIES_TYPE,
     MSG_QUERY_BAD,
+)
+from skriskrank._encoder import (
+    DEFAULT_MODEL,
+    MSG_DEFAULT_MISSING,
+    MSG_DEVICE,
+    MSG_MODEL_UNAVAILABLE,
+    EmbeddingStore,
+    EncoderKey,
     clear_caches,
+    encode,
 )
 
 TINY_DIM = 16
@@ -121,18 +127,13 @@ def tiny_model(tmp_path_factory) -> str:
 def encoded_texts(monkeypatch):
     """Every text that reaches an encoder's forward pass, in order."""
     seen = []
-    original = FrozenEmbedder._encode_fn
+    forward = encoder_module._forward
 
-    def counting(self, model):
-        encode = original(self, model)
+    def counting(model, texts, *args):
+        seen.extend(texts)
+        return forward(model, texts, *args)
 
-        def wrapped(texts):
-            seen.extend(texts)
-            return encode(texts)
-
-        return wrapped
-
-    monkeypatch.setattr(FrozenEmbedder, "_encode_fn", counting)
+    monkeypatch.setattr(encoder_module, "_forward", counting)
     return seen
 
 
@@ -299,19 +300,12 @@ def test_tool_embeddings_shared_across_clones(tiny_model):
     assert other.tool_embeddings_ is not emb.tool_embeddings_
 
 
-def test_cache_false_caches_nothing(tiny_model, tmp_path, monkeypatch):
+def test_cache_false_caches_nothing(tiny_model, tmp_path, encoded_texts):
     # cache=False: every transform encodes its queries again, and nothing reaches the
     # process-wide store that cache=True fills (nor the disk).
     reg = make_registry(suffix="_" + fresh_tag())
     queries = fresh_texts()
-    encoded = []
-    original = FrozenEmbedder._encode_fn
-
-    def counting(self, model):
-        encode = original(self, model)
-        return lambda texts: encoded.extend(texts) or encode(texts)
-
-    monkeypatch.setattr(FrozenEmbedder, "_encode_fn", counting)
+    encoded = encoded_texts
     emb = FrozenEmbedder(reg, model=tiny_model, cache=False).fit(queries)
     assert encoded == reg.texts  # the tools, once, in fit
     first = emb.transform(queries)
@@ -330,33 +324,36 @@ def test_disk_cache_survives_clearing_the_process_caches(tiny_model, tmp_path, e
     reg = make_registry()
     cache = tmp_path / "emb-cache"
     queries = fresh_texts()
-    emb = FrozenEmbedder(reg, model=tiny_model, cache=str(cache)).fit(queries)
+    emb = FrozenEmbedder(reg, model=tiny_model, batch_size=3, cache=str(cache)).fit(queries)
     first = emb.transform(queries)
-    shards = list(cache.glob("*/shard-*.npz"))
-    assert shards, "no shard written"
+    # The 6 tools, then the 3 queries: each call encodes batch_size texts or more, so each
+    # writes its own shard.
+    assert len(list(cache.glob("*/shard-*.npz"))) == 2
     assert not list(cache.glob("*/.tmp-*"))  # temp files are renamed into place
     assert len(encoded_texts) == len(reg) + len(queries)
 
     clear_caches()  # as in a new process: no loaded model, no in-memory embeddings
     encoded_texts.clear()
-    again = FrozenEmbedder(reg, model=tiny_model, cache=cache).fit(queries)
+    again = FrozenEmbedder(reg, model=tiny_model, batch_size=3, cache=cache).fit(queries)
     second = again.transform(queries)
     assert encoded_texts == []
     assert again.n_encoded() == 0
     # Nothing was missing, so the encoder was not even loaded.
-    assert not any(key[0] == again.model_id_ for key in embedding_module._MODELS)
+    assert not any(key[0] == again.model_id_ for key in encoder_module._MODELS)
     np.testing.assert_array_equal(second.query_embeddings, first.query_embeddings)
     np.testing.assert_array_equal(second.tool_embeddings, first.tool_embeddings)
 
-    # A text the disk does not hold is encoded and written as a new shard.
+    # Texts the disk does not hold are encoded, and written once batch_size are pending.
     again.transform(["list the files " + fresh_tag()])
     assert len(encoded_texts) == 1
-    assert len(list(cache.glob("*/shard-*.npz"))) == len(shards) + 1
+    assert len(list(cache.glob("*/shard-*.npz"))) == 2
+    again.transform(fresh_texts(2))
+    assert len(encoded_texts) == 3
+    assert len(list(cache.glob("*/shard-*.npz"))) == 3
 
 
 def test_disk_cache_finds_texts_whose_digest_ends_in_a_nul_byte(tiny_model, tmp_path):
     # numpy's "S20" dtype drops trailing NUL bytes when read back; 1 digest in 256 ends in one.
-    # This used to re-encode such a text after a restart (and once failed CI at random).
     tag = fresh_tag()
     text = next(
         t
@@ -384,9 +381,10 @@ def test_disk_cache_reads_shards_written_after_the_store_was_made(tiny_model, tm
     worker = FrozenEmbedder(reg, model=tiny_model, cache=str(cache)).fit(QUERIES)
     worker.transform(QUERIES)
     new = fresh_texts()
-    other = embedding_module._EmbeddingStore(worker.model_id_, str(cache.resolve()))
-    written = other.encode(new, worker._encode_fn(
-        embedding_module._load_model(worker.model_id_, "cpu", tiny_model)))
+    other = EmbeddingStore(EncoderKey(worker.model_id_, "cpu", 64), directory=str(cache))
+    model = encoder_module.load_model(worker.model_id_, "cpu", tiny_model)
+    written = other.encode(new, lambda texts: encoder_module._forward(model, texts, 64, False))
+    other.flush()
     encoded_texts.clear()
     n = worker.n_encoded()
     got = worker.transform(new[::-1]).query_embeddings
@@ -403,11 +401,14 @@ def test_n_encoded_is_per_store(tiny_model, tmp_path):
     assert b.n_encoded() == 0
 
 
-def test_store_encodes_each_text_once_under_concurrent_calls():
-    # Regression: before the store held a lock (dc87686 and earlier), threads that missed the
-    # same texts each encoded them while the others slept in encode_fn, and appended to the
-    # buffer concurrently; against that version this test counts 3 encodes per text.
-    store = embedding_module._EmbeddingStore("fake-model", None)
+@pytest.mark.parametrize("on_disk", [False, True])
+def test_store_encodes_each_text_once_under_concurrent_calls(on_disk, tmp_path):
+    # Threads that miss the same texts at once: one encodes them, the others wait and find
+    # them, and no thread sees the buffer half-grown. On disk, with room in memory for fewer
+    # texts than asked for, the evicted ones come back from the shards.
+    key = EncoderKey("fake-model", "cpu", 4)
+    store = (EmbeddingStore(key, capacity=16, directory=str(tmp_path)) if on_disk
+             else EmbeddingStore(key))
     encoded = Counter()
 
     def rows(texts):  # a distinct, checkable row per text
@@ -432,6 +433,139 @@ def test_store_encodes_each_text_once_under_concurrent_calls():
     for batch, got in zip(batches, results, strict=True):
         np.testing.assert_array_equal(got, rows(batch))
     assert store.n_encoded == len(texts)
+    if on_disk:
+        store.flush()
+        on_disk_texts = [len(np.load(p)["hashes"]) for p in tmp_path.glob("*/shard-*.npz")]
+        assert sum(on_disk_texts) == len(texts)
+
+
+def test_auditor_and_embedder_share_the_cache(tiny_model, encoded_texts):
+    from skriskrank import RiskAuditor
+
+    reg = make_registry(suffix="_" + fresh_tag())
+    auditor = RiskAuditor(model=tiny_model, min_df=1).fit(reg)
+    assert auditor.encoder_ == str(Path(tiny_model).resolve())
+    assert encoded_texts == reg.texts  # the tools only, no stand-in registry
+    emb = FrozenEmbedder(reg, model=tiny_model).fit(QUERIES)
+    assert encoded_texts == reg.texts
+    plain, _ = encode(reg.texts, model=tiny_model, cache=False)
+    assert np.array_equal(emb.tool_embeddings_, plain)
+
+
+def test_a_cached_row_is_what_the_encoder_returns(tiny_model):
+    # Texts of many lengths, so that the batches pad them differently.
+    texts = [f"{'please ' * (i % 7)}{QUERIES[i % 3]} {fresh_tag()}" for i in range(12)]
+    texts += texts[:4]  # repeats within the call
+    for batch_size in (2, 5):
+        plain, model_id = encode(texts, model=tiny_model, batch_size=batch_size, cache=False)
+        cached, _ = encode(texts, model=tiny_model, batch_size=batch_size)
+        again, _ = encode(texts, model=tiny_model, batch_size=batch_size)  # from the cache
+        assert np.array_equal(cached, plain)
+        assert np.array_equal(again, plain)
+        assert model_id == str(Path(tiny_model).resolve())
+
+
+def test_another_batch_size_shares_no_cached_rows(tiny_model, encoded_texts):
+    reg = make_registry(suffix="_" + fresh_tag())
+    queries = fresh_texts()
+    small = FrozenEmbedder(reg, model=tiny_model, batch_size=2)
+    big = FrozenEmbedder(reg, model=tiny_model, batch_size=5)
+    small_start, big_start = small.n_encoded(), big.n_encoded()
+    small.fit(queries).transform(queries)
+    encoded_texts.clear()
+    got = big.fit(queries).transform(queries).query_embeddings
+    assert sorted(encoded_texts) == sorted(reg.texts + queries)  # all of them again
+    assert small.n_encoded() - small_start == len(reg) + len(queries)
+    assert big.n_encoded() - big_start == len(reg) + len(queries)
+    assert big.tool_embeddings_ is not small.tool_embeddings_
+    for texts, rows in [(queries, got), (reg.texts, big.tool_embeddings_)]:
+        plain, _ = encode(texts, model=tiny_model, batch_size=5, cache=False)
+        assert np.array_equal(rows, plain)
+    store = encoder_module.get_store(big.model_id_, device="cpu", batch_size=5)
+    assert store.key == EncoderKey(big.model_id_, "cpu", 5, "torch")
+
+
+def test_single_query_misses_write_one_shard_per_batch(tiny_model, tmp_path):
+    batch_size, n_queries = 8, 50
+    cache = tmp_path / "emb-cache"
+    reg = make_registry()
+    emb = FrozenEmbedder(reg, model=tiny_model, batch_size=batch_size, cache=cache).fit(QUERIES)
+    queries = [f"send an email {fresh_tag()}" for _ in range(n_queries)]
+    for q in queries:
+        emb.transform([q])
+
+    def shard_sizes():
+        return sorted(len(np.load(p)["hashes"]) for p in cache.glob("*/shard-*.npz"))
+
+    # The 6 tools and the 50 queries: 7 full shards, nothing pending.
+    assert shard_sizes() == [batch_size] * ((len(reg) + n_queries) // batch_size)
+    # A call of batch_size new texts or more writes them (and those pending) at once.
+    emb.transform(["read the file " + fresh_tag()])
+    emb.transform([f"list files in folder {fresh_tag()}" for _ in range(20)])
+    assert shard_sizes() == [batch_size] * 7 + [21]
+    # Fewer wait in memory; clear_caches writes them.
+    emb.transform(["delete my old file " + fresh_tag()])
+    assert len(shard_sizes()) == 8
+    clear_caches()
+    assert shard_sizes() == [1] + [batch_size] * 7 + [21]
+    again = FrozenEmbedder(reg, model=tiny_model, batch_size=batch_size, cache=cache)
+    again.fit(QUERIES).transform(queries)
+    assert again.n_encoded() == 0
+
+
+def test_cache_int_keeps_that_many_texts(tiny_model, encoded_texts):
+    emb = FrozenEmbedder(make_registry(suffix="_" + fresh_tag()), model=tiny_model, cache=8)
+    emb.fit(QUERIES)
+    tools = emb.tool_embeddings_.copy()
+    queries = [f"show me the weather {fresh_tag()}" for _ in range(10)]
+    first = emb.transform(queries).query_embeddings
+    store = encoder_module.get_store(emb.model_id_, device="cpu", batch_size=64, cache=8)
+    assert len(store.index) == 8 and store.buf.shape[0] == 8
+    encoded_texts.clear()
+    # The 8 most recent stay; the 2 oldest are encoded again, alone.
+    second = emb.transform(queries[::-1]).query_embeddings
+    assert sorted(encoded_texts) == sorted(queries[:2])
+    np.testing.assert_array_equal(second[:8], first[:1:-1])
+    # The fitted tool matrix is the estimator's, untouched by the evictions.
+    assert np.array_equal(emb.tool_embeddings_, tools)
+    assert np.array_equal(emb.transform(queries[:1]).tool_embeddings, tools)
+
+
+@pytest.mark.slow
+def test_memory_cache_stays_bounded_under_distinct_queries(tiny_model):
+    # A server answering distinct queries: 20,000 calls, the last 3,000 under tracemalloc.
+    # The store never holds more than `cache` texts, and the memory allocated while tracing
+    # that is still alive stays under 500 kB: one turnover of the store's index (about 200
+    # bytes a text, 200 kB here) plus noise. Unbounded, the 3,000 traced texts would keep
+    # about 1.1 MB.
+    import torch
+
+    capacity, n_calls, n_traced = 1000, 20_000, 3000
+    reg = make_registry(suffix="_" + fresh_tag())
+    emb = FrozenEmbedder(reg, model=tiny_model, cache=capacity).fit(QUERIES)
+    store = encoder_module.get_store(emb.model_id_, device="cpu", batch_size=64,
+                                     cache=capacity)
+    tools = emb.tool_embeddings_.copy()
+    queries = (f"what is the weather {i} {fresh_tag()}" for i in range(n_calls))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a 16-d model gains nothing from threads that other tests want
+    try:
+        for i in range(n_calls - n_traced):
+            emb.transform([next(queries)])
+            if i % 1000 == 0:
+                assert len(store.index) <= capacity
+        tracemalloc.start()
+        start = tracemalloc.get_traced_memory()[0]
+        for query in queries:
+            emb.transform([query])
+        grown = tracemalloc.get_traced_memory()[0] - start
+    finally:
+        tracemalloc.stop()
+        torch.set_num_threads(threads)
+    assert len(store.index) == capacity
+    assert store.n_encoded == len(reg) + n_calls
+    assert grown < 500_000, grown
+    assert np.array_equal(emb.tool_embeddings_, tools)
 
 
 # --------------------------------------------------------------------------------------------
@@ -489,7 +623,8 @@ def test_registry_required(tiny_model):
 
 
 @pytest.mark.parametrize(
-    "params", [{"batch_size": 0}, {"cache": 3}, {"device": 0}, {"show_progress_bar": "yes"}]
+    "params", [{"batch_size": 0}, {"cache": 0}, {"cache": 2.5}, {"device": 0},
+               {"show_progress_bar": "yes"}]
 )
 def test_invalid_parameters_rejected_in_fit(tiny_model, params):
     emb = FrozenEmbedder(make_registry(), model=tiny_model, **params)

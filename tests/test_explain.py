@@ -76,12 +76,24 @@ def test_reasons_read_like_the_rules(tiny_registry):
     q = np.array([[0.9, 0.1, 0.5, 0.85, 0.6, 0.2]], dtype=np.float32)
     batch = RankingBatch.full_pool(tiny_registry, q / np.linalg.norm(q), emb)
     filt = RuleFilter(k=3).fit(batch)
-    from skriskrank._explain import _filter_reasons
-
-    out = filt.transform(batch)
-    words = dict(zip(tiny_registry.names[out.candidates[0]],
-                     _filter_reasons(filt, batch, out)[0], strict=True))
+    out = filt.transform(batch.traced())
+    words = {tiny_registry.names[t]: filt.reason(out, 0, j)
+             for j, t in enumerate(out.candidates[0])}
     assert words["read_file"] == "accepted"
     assert words["delete_file"] == "deferred: near-duplicate of read_file, cosine 1.00"
     assert words["run_shell"] == "accepted"  # the first tool of risk >= 3 (0.6)
     assert words["send_email"] == "deferred: a second tool of risk >= 3"
+
+
+def test_an_untraced_batch_records_nothing_and_a_traced_one_the_same_ranking(tiny_registry):
+    from skriskrank import RankingBatch
+
+    rng = np.random.default_rng(0)
+    emb = rng.normal(size=(6, 4)).astype(np.float32)
+    emb /= np.linalg.norm(emb, axis=1, keepdims=True)
+    batch = RankingBatch.full_pool(tiny_registry, emb[:2] + 0.1, emb)
+    filt = RuleFilter(k=3).fit(batch)
+    plain, traced = filt.transform(batch), filt.transform(batch.traced())
+    assert plain.parts is None and set(traced.parts) == {"decision", "duplicate_of"}
+    np.testing.assert_array_equal(plain.candidates, traced.candidates)
+    np.testing.assert_array_equal(plain.scores, traced.scores)

@@ -22,7 +22,6 @@ from sklearn.utils.estimator_checks import (
 
 from skriskrank import UNKNOWN_RISK, RankingBatch, RuleFilter, ToolRegistry, rule_filter
 from skriskrank._filter import (
-    MSG_BATCH_DEPRECATED,
     MSG_DUPLICATE,
     MSG_EMBEDDINGS_MISSING,
     MSG_EMBEDDINGS_NONFINITE,
@@ -32,7 +31,6 @@ from skriskrank._filter import (
     MSG_PERMISSION_COUNT,
     MSG_RANKED_DTYPE,
     MSG_RANKED_SHAPE,
-    rule_filter_batch,
 )
 
 OFF = dict(max_high_risk=None, max_broad=None, redundancy_threshold=None)
@@ -190,14 +188,6 @@ def test_2d_rankings_on_random_embeddings():
     rows = np.array([rng.permutation(n_tools)[:40] for _ in range(200)])
     expected = np.array([sum(oracle(r, risk, counts, emb), []) for r in rows])
     np.testing.assert_array_equal(rule_filter(rows, risk, counts, emb), expected)
-
-
-def test_rule_filter_batch_is_a_deprecated_alias():
-    rows = np.array([[1, 2, 0, 3], [0, 1, 2, 3]])
-    args = (rows, np.array([1, 4, 5, 1]), np.zeros(4, int), np.eye(4))
-    with pytest.warns(FutureWarning, match=re.escape(MSG_BATCH_DEPRECATED)):
-        got = rule_filter_batch(*args, k=2)
-    assert got.tolist() == rule_filter(*args, k=2).tolist() == [[1, 0, 2, 3], [0, 1, 2, 3]]
 
 
 def test_similarity_at_the_threshold_is_decided_exactly():

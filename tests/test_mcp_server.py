@@ -27,7 +27,8 @@ from skriskrank import (
     load,
     save,
 )
-from skriskrank._serve import INPUT_SCHEMA, OUTPUT_SCHEMA, SEARCH_TOOL, make_server, search
+from skriskrank._explain import search
+from skriskrank._serve import INPUT_SCHEMA, OUTPUT_SCHEMA, SEARCH_TOOL, make_server
 from skriskrank.datasets import load_demo
 
 pytestmark = pytest.mark.slow
@@ -174,9 +175,9 @@ def test_serve_a_real_mcp_catalogue_without_labels(data_dir):
             return res.structured_content
 
     got = anyio.run(scenario)
-    from skriskrank._cli import _catalogue_pipeline
+    from skriskrank import RiskAuditor, catalogue_pipeline, load_tools
 
-    pipe = _catalogue_pipeline([str(catalogue)], None, 3)
+    pipe = catalogue_pipeline(RiskAuditor.pretrained().grade(load_tools(catalogue)), k=3)
     assert [t["name"] for t in got["tools"]] == pipe.predict(["delete the old logs"])[0].tolist()
     assert all(t["risk_predicted"] and isinstance(t["risk_level"], int) for t in got["tools"])
     # Reasons a person can read: the filter's decision in words.

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from sklearn.base import BaseEstimator
 
 from skriskrank import UNKNOWN_RISK, ToolRegistry
-from skriskrank._registry import MSG_BAD_RISK, MSG_UNKNOWN_TOOL
+from skriskrank._registry import MSG_UNKNOWN_TOOL
+from skriskrank._rubric import MSG_BAD_LEVEL
 from skriskrank.metrics import (
     mrr,
     ndcg_at_k,
@@ -573,7 +574,7 @@ class TestBadInput:
 
     @pytest.mark.parametrize("level", [0, 6, 3.5, "high", True])
     def test_bad_level_in_mapping(self, level):
-        msg = MSG_BAD_RISK.format(name="c", risk=level)
+        msg = MSG_BAD_LEVEL.format(what="Tool 'c'", value=level)
         with pytest.raises(ValueError, match=re.escape(msg)):
             rvr_at_k([["a", "c"]], {"a": 1, "c": level})
 

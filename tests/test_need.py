@@ -126,9 +126,11 @@ def test_a_needed_risky_tool_is_admitted_and_an_unneeded_one_deferred():
     test = RankingBatch.full_pool(reg, q[[0, 20]], tools)
     assert filt.predict(test).tolist() == [["read_secret", "list_users"],
                                            ["list_users", "get_time"]]
-    decision, *_ = filt._scan(test)
+    out = filt.transform(test.traced())
     # wipe_disk (ranked first for query 2) was deferred as not needed.
-    assert decision[1, 0] == NOT_NEEDED
+    wipe = list(reg.names[out.candidates[1]]).index("wipe_disk")
+    assert out.parts["decision"][1, wipe] == NOT_NEEDED
+    assert filt.reason(out, 1, wipe).startswith("deferred: not needed for this query (p=")
     # The rule filter would have shown it, and hidden read_secret for nothing in return.
     rule = RuleFilter(k=2).fit(test)
     assert rule.predict(test)[1].tolist() == ["wipe_disk", "list_users"]

@@ -17,16 +17,15 @@ from skriskrank import (
     ToolRegistry,
     derive_permissions,
 )
+from skriskrank._permissions import MSG_BAD_KEYWORDS, MSG_BAD_PERMISSION
 from skriskrank._registry import (
-    MSG_BAD_KEYWORDS,
     MSG_BAD_NAME,
-    MSG_BAD_PERMISSION,
-    MSG_BAD_RISK,
     MSG_DUPLICATE_NAME,
     MSG_EMPTY_DESCRIPTION,
     MSG_EMPTY_REGISTRY,
     MSG_MISSING_COLUMN,
 )
+from skriskrank._rubric import MSG_BAD_LEVEL
 
 #: Characters a tool name may hold: anything shown as text.
 PRINTABLE = st.characters(exclude_categories=("Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"))
@@ -80,8 +79,31 @@ class TestConstruction:
         )
         frame = reg.to_frame()
         assert frame["risk"].dtype == "Int64" and frame["risk"].isna().tolist() == [0, 0, 0, 1]
-        assert frame["permissions"].tolist() == ["", "", "file_write", "network_access"]
+        assert frame["permissions"].tolist() == ["none", "none", "file_write", "network_access"]
         assert ToolRegistry.from_frame(frame) == reg
+
+    @settings(deadline=None, max_examples=60)
+    @given(st.lists(st.fixed_dictionaries({
+        "description": st.text(PRINTABLE, min_size=1, max_size=30).filter(str.strip),
+        "risk": st.none() | st.integers(1, 5),
+        "permissions": st.none() | st.sets(st.sampled_from(PERMISSION_CATEGORIES)),
+        "risk_source": st.sampled_from(["declared", "predicted"]),
+        "flags": st.sets(st.sampled_from(["injection", "stuffing"])),
+    }), min_size=1, max_size=6))
+    def test_to_frame_csv_load_returns_an_equal_registry(self, tmp_path_factory, records):
+        """Permissions (none, derived or given), sources, unknown levels and flags survive."""
+        from skriskrank.datasets import load_registry_csv
+
+        records = [r | {"name": f"tool_{i}", "description": r["description"].strip()}
+                   for i, r in enumerate(records)]
+        reg = ToolRegistry.from_records(records)
+        path = tmp_path_factory.mktemp("csv") / "tools.csv"
+        reg.to_frame().to_csv(path, index=False)
+        back = load_registry_csv(path)
+        assert back == reg
+        assert back.permissions == reg.permissions
+        assert back.risk_source.tolist() == reg.risk_source.tolist()
+        assert back.flags == reg.flags
 
     def test_to_frame_round_trip_keeps_predicted_levels(self):
         reg = ToolRegistry.from_records(RECORDS).with_risk({RECORDS[0]["name"]: 2})
@@ -131,7 +153,7 @@ class TestBadInput:
         "risk", [0, 6, -1, 2.5, float("inf"), "3", True, False, np.True_, [3]]
     )
     def test_bad_risk(self, risk):
-        msg = MSG_BAD_RISK.format(name="tool", risk=risk)
+        msg = MSG_BAD_LEVEL.format(what="Tool 'tool'", value=risk)
         with pytest.raises(ValueError, match=re.escape(msg)):
             _reg(risk=risk)
 

@@ -8,6 +8,8 @@ import dataclasses
 import io
 import pickle
 import re
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import joblib
 import numpy as np
@@ -19,19 +21,15 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
 import skriskrank._reranker as reranker_module
+import skriskrank._training as training_module
 from skriskrank import RankingBatch, RiskAwareReranker, ToolRegistry
 from skriskrank._base import MSG_Y_LENGTH
 from skriskrank._batch import MSG_NOT_A_BATCH
-from skriskrank._registry import UNKNOWN_RISK
-from skriskrank._reranker import (
-    MSG_NEGATIVES,
-    MSG_NO_NEGATIVES,
-    MSG_NO_VALIDATION,
-    MSG_TOO_FEW_QUERIES,
-    DualHeadModule,
-    DualHeadNet,
-)
-from skriskrank._scoring import HeadWeights
+from skriskrank._head_weights import HeadWeights
+from skriskrank._heads import DualHeadModule, DualHeadNet
+from skriskrank._reranker import MSG_NEGATIVES, MSG_NO_NEGATIVES
+from skriskrank._rubric import UNKNOWN_RISK
+from skriskrank._training import MSG_NO_VALIDATION, MSG_TOO_FEW_QUERIES
 from skriskrank.metrics import ndcg_at_k
 
 N_TOOLS, DIM, N_QUERIES = 24, 16, 40
@@ -555,10 +553,45 @@ def test_same_random_state_gives_identical_predictions(data, train_calls):
     assert not np.array_equal(c.heads_.Wq, a.heads_.Wq)
 
 
+def test_fits_on_two_threads_at_once_equal_sequential_fits(data):
+    # Each fit draws from generators of its own, so concurrent fits cannot interleave draws.
+    batch, y = data
+    params = [{**FAST, "validation_fraction": 0.2, "relevance_head": head}
+              for head in ("residual", "concat", "residual", "concat")]
+    expected = [RiskAwareReranker(**p).fit(batch, y).module_state_ for p in params]
+    start = threading.Barrier(2)
+
+    def fit(p):
+        start.wait()
+        return RiskAwareReranker(**p).fit(batch, y).module_state_
+
+    with ThreadPoolExecutor(2) as pool:
+        states = list(pool.map(fit, params))
+    for state, want in zip(states, expected, strict=True):
+        assert state.keys() == want.keys()
+        assert all(np.array_equal(state[name], want[name]) for name in want)
+
+
+def test_fit_leaves_torch_process_state_alone(data, monkeypatch):
+    # The global generator and the thread count are shared by every thread of the process.
+    batch, y = data
+
+    def refuse(*args):
+        raise AssertionError("fit set torch's process-wide thread count")
+
+    torch.manual_seed(123)
+    seed, state, threads = torch.initial_seed(), torch.get_rng_state(), torch.get_num_threads()
+    monkeypatch.setattr(torch, "set_num_threads", refuse)
+    RiskAwareReranker(**{**FAST, "validation_fraction": 0.2}).fit(batch, y)
+    assert torch.initial_seed() == seed
+    assert torch.equal(torch.get_rng_state(), state)
+    assert torch.get_num_threads() == threads
+
+
 # --------------------------------------------------------------------------------------------
 # Early stopping on the validation ranking
 # --------------------------------------------------------------------------------------------
-class _RecordingStopper(reranker_module._EarlyStopping):
+class _RecordingStopper(training_module._EarlyStopping):
     """Keeps a copy of the held-out data and every score it computes."""
 
     instances = []
@@ -579,7 +612,7 @@ class _RecordingStopper(reranker_module._EarlyStopping):
 def test_early_stopping_keeps_the_best_validation_epoch(data, monkeypatch, head, lr):
     batch, y = data
     _RecordingStopper.instances.clear()
-    monkeypatch.setattr(reranker_module, "_EarlyStopping", _RecordingStopper)
+    monkeypatch.setattr(training_module, "_EarlyStopping", _RecordingStopper)
     rr = RiskAwareReranker(epochs=8, hidden=8, batch_size=8, lr=lr, patience=2,
                            validation_fraction=0.25, relevance_head=head, random_state=0)
     rr.fit(batch, y)
@@ -609,7 +642,7 @@ def test_early_stopping_can_keep_the_untrained_start(data, monkeypatch):
     # must win, and the kept heads then rank exactly like cosine similarity.
     batch, y = data
     _RecordingStopper.instances.clear()
-    monkeypatch.setattr(reranker_module, "_EarlyStopping", _RecordingStopper)
+    monkeypatch.setattr(training_module, "_EarlyStopping", _RecordingStopper)
     rr = RiskAwareReranker(epochs=4, hidden=8, batch_size=8, lr=0.5, patience=2,
                            validation_fraction=0.25, risk_weight=0.0, random_state=0)
     rr.fit(batch, y)
@@ -674,14 +707,14 @@ def test_negatives_never_include_gold_tools(data, n_negatives, corpus_negatives)
     batch, y = data
     sub = subset_batch(batch, m=8)
     captured = []
-    original = reranker_module._TripletDataset.__init__
+    original = training_module._TripletDataset.__init__
 
     def spy(self, *args, **kwargs):
         original(self, *args, **kwargs)
         captured.append(self)
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(reranker_module._TripletDataset, "__init__", spy)
+        mp.setattr(training_module._TripletDataset, "__init__", spy)
         RiskAwareReranker(**{**FAST, "epochs": 1}, n_negatives=n_negatives,
                           corpus_negatives=corpus_negatives, hard_negative_pool=4).fit(sub, y)
     (ds,) = captured
@@ -703,7 +736,7 @@ def test_negatives_never_include_gold_tools(data, n_negatives, corpus_negatives)
             # Hard negatives come from the pool, without replacement, while it lasts.
             assert set(hard[: len(pool)]) <= pool
             assert len(set(hard[: len(pool)])) == len(hard[: len(pool)])
-    X, target = next(iter(reranker_module._TripletBatches(ds, batch_size=4)))
+    X, target = next(iter(training_module._TripletBatches(ds, batch_size=4)))
     assert X["tools"].shape == (4, 1 + n_negatives, DIM)
     assert X["query"].shape == (4, DIM)
     assert target.shape == (4, 1 + n_negatives)

@@ -1,4 +1,4 @@
-"""Tests for skriskrank.metrics._scorer: ranking scorers, GridSearchCV, the risk-budget refit."""
+"""Tests for skriskrank.metrics._model_selection: scorers, GridSearchCV, the risk-budget refit."""
 
 import math
 import pickle
@@ -24,8 +24,7 @@ from skriskrank.metrics import (
     srr_at_k,
     unneeded_rvr_at_k,
 )
-from skriskrank.metrics._ranking import MSG_BAD_K
-from skriskrank.metrics._scorer import (
+from skriskrank.metrics._model_selection import (
     MSG_BAD_KEY,
     MSG_BAD_MAX_RVR,
     MSG_BAD_REGISTRY,
@@ -34,6 +33,7 @@ from skriskrank.metrics._scorer import (
     MSG_NO_FINITE_RVR,
     MSG_UNKNOWN_METRIC,
 )
+from skriskrank.metrics._ranking import MSG_BAD_K
 
 METRICS = ["ndcg", "mrr", "sndcg", "rvr", "srr", "safe_rvr", "needrisk_hit", "unneeded_rvr"]
 LOWER_IS_BETTER = {"rvr", "srr", "safe_rvr", "unneeded_rvr"}

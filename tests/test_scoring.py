@@ -7,8 +7,8 @@ from _reference import module_scores
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skriskrank._reranker import DualHeadModule
-from skriskrank._scoring import HeadWeights
+from skriskrank._head_weights import HeadWeights
+from skriskrank._heads import DualHeadModule
 
 #: The relevance heads: the paper's concatenation, and the residual head with projected
 #: (the default) or elementwise interaction features.

@@ -115,7 +115,7 @@ def _skorch_payload(marker):
     skorch's ``NeuralNet.__setstate__`` unpickles ``__cuda_dependent_attributes__`` with a
     plain unpickler, so building this node would run the payload.
     """
-    node = {"__class__": "DualHeadNet", "__module__": "skriskrank._reranker",
+    node = {"__class__": "DualHeadNet", "__module__": "skriskrank._heads",
             "__loader__": "ObjectNode", "content": {
                 "__class__": "dict", "__module__": "builtins", "__loader__": "DictNode",
                 "content": {
@@ -141,7 +141,7 @@ def test_the_published_skorch_exploit_is_refused_and_never_runs(saved_files, tmp
     bad = _rewrite(saved_files["full"], tmp_path / "bad.skops", inject, extra)
     with pytest.raises(UntrustedTypeError, match="DualHeadNet") as err:
         load(bad)
-    assert "skriskrank._reranker.DualHeadNet" in err.value.types
+    assert "skriskrank._heads.DualHeadNet" in err.value.types
     assert not marker.exists()
     # The check is on the file, not on how it is reached: the CLI answers the same.
     from skriskrank._cli import main

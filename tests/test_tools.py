@@ -11,14 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skriskrank import HINT_DEFAULTS, UNKNOWN_RISK, ToolRegistry, load_tools
-from skriskrank._registry import (
-    MSG_BAD_HINT,
-    MSG_BAD_RISK,
-    MSG_BAD_RISK_SOURCE,
-    MSG_BAD_TEMPLATE,
-    MSG_RISK_LENGTH,
-    MSG_UNKNOWN_HINT,
-)
+from skriskrank._hints import MSG_BAD_HINT, MSG_UNKNOWN_HINT
+from skriskrank._registry import MSG_BAD_RISK_SOURCE, MSG_RISK_LENGTH
+from skriskrank._rubric import MSG_BAD_LEVEL as MSG_BAD_RISK_LEVEL
+from skriskrank._tool_text import MSG_BAD_TEMPLATE
 from skriskrank._tools import (
     MSG_BAD_DESCRIPTION,
     MSG_BAD_JSON,
@@ -257,7 +253,7 @@ class TestRisk:
         with pytest.raises(ValueError, match=re.escape(MSG_RISK_LENGTH.format(n=2, got=1))):
             reg.with_risk([1])
         with pytest.raises(ValueError, match=re.escape(
-                MSG_BAD_RISK.format(name="get_time", risk=7))):
+                MSG_BAD_RISK_LEVEL.format(what="Tool 'get_time'", value=7))):
             reg.with_risk([1, 7])
         with pytest.raises(ValueError, match=re.escape(MSG_BAD_RISK_SOURCE.format(
                 allowed=("declared", "predicted"), source="guess"))):

@@ -24,8 +24,8 @@ from ._filter import (
     filter_scan,
 )
 from ._graph import spread
+from ._hidden_layer import hidden_layer
 from ._index import Int8CosineIndex
-from ._scoring import hidden_layer
 from ._threads import cpu_count, run_blocks, thread_pool
 from ._topk import topk_rows
 

@@ -10,8 +10,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval
 
 from .._base import RankingStepMixin
-from .._embedding import _check_device, _load_model, _resolve_model
-from .._registry import UNKNOWN_RISK
+from .._encoder import check_device, load_model, resolve_model
+from .._rubric import level_scale
 
 __all__ = ["BM25Reranker", "CrossEncoderReranker", "MMRReranker", "RiskPenaltyReranker"]
 
@@ -92,11 +92,10 @@ class RiskPenaltyReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
             The same candidates with penalised scores.
         """
         X = self._check_input(X, reset=False)
-        risk = X.registry.risk
-        # Unknown risk is penalised as the worst real level.
-        level = np.where(risk == UNKNOWN_RISK, 5, risk).astype(np.float32)
-        penalty = np.float32(self.risk_weight) * (level - 1.0) / 4.0
-        return X.with_scores((X.scores - penalty[X.candidates]).astype(np.float32))
+        # (r - 1) / 4, unknown risk penalised as the worst real level.
+        penalty = np.float32(self.risk_weight) * level_scale(X.registry.risk)[X.candidates]
+        return X.with_parts(risk_penalty=penalty).with_scores(
+            (X.scores - penalty).astype(np.float32))
 
 
 class MMRReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
@@ -343,10 +342,10 @@ class CrossEncoderReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
 
     def _cross_encoder(self):
         # The bi-encoder's resolution: a local directory by its absolute path, else a name.
-        # _load_model keeps one model per process and device, so the step holds (and
+        # load_model keeps one model per process and device, so the step holds (and
         # pickles) no weights.
         model = str(self.model)
-        return _load_model(_resolve_model(model)[1], self.device_, model,
+        return load_model(resolve_model(model)[1], self.device_, model,
                            kind="CrossEncoder", message=MSG_CROSS_ENCODER_UNAVAILABLE)
 
     def _fit_step(self, X, y):
@@ -355,7 +354,7 @@ class CrossEncoderReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
             raise ValueError(
                 MSG_CROSS_ENCODER_UNAVAILABLE.format(model=None, error="no model given")
             )
-        self.device_ = _check_device(self.device)
+        self.device_ = check_device(self.device)
         self._cross_encoder()
 
     def transform(self, X):

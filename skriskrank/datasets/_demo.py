@@ -24,10 +24,6 @@ DEMO_DOMAINS = (
 DEMO_TOOLS_FILE = "demo_tools.csv"
 DEMO_QUERIES_FILE = "demo_queries.jsonl"
 _TOOL_COLUMNS = ("name", "domain", "description", "risk", "rationale", "permissions")
-#: Permission cells that mean "no high-risk permission". The packaged CSV writes ``none``, as
-#: :func:`~skriskrank.datasets.load_registry_csv` expects; every tool's categories are listed
-#: by hand, so here a blank cell is read as none too rather than derived from keywords.
-_NO_PERMISSIONS = ("", "none")
 
 MSG_TOOL_COLUMNS = "{file}: expected columns {expected}, got {got}."
 MSG_BAD_TOOL_DOMAIN = (
@@ -124,8 +120,6 @@ def load_demo() -> DemoData:
 def _load(tools_file, queries_file) -> DemoData:
     """Read a demo catalogue CSV and query JSONL, each a path or a package resource."""
     with tools_file.open("r", encoding="utf-8") as fh:
-        # Keep blank cells as "" so an empty permission list is not read as NaN (which the
-        # registry would take as "derive from keywords").
         df = pd.read_csv(fh, dtype=str, keep_default_na=False)
     tname = tools_file.name
     if tuple(df.columns) != _TOOL_COLUMNS:
@@ -140,8 +134,9 @@ def _load(tools_file, queries_file) -> DemoData:
     # Every demo tool is labelled, so a blank or non-integer risk cell stays a string that the
     # registry rejects by tool name instead of becoming an unknown level.
     risk = [int(r) if r.strip().isdigit() else r for r in df["risk"]]
-    perms = [[] if p.strip().lower() in _NO_PERMISSIONS else p for p in df["permissions"]]
-    registry = ToolRegistry(df["name"].tolist(), df["description"].tolist(), risk, perms)
+    # Permission cells in the one cell format: "none", or categories joined by ";".
+    registry = ToolRegistry(df["name"].tolist(), df["description"].tolist(), risk,
+                            df["permissions"].tolist())
     # The user-file loader, so that a malformed line is named the same way.
     queries = load_queries_jsonl(queries_file, registry, name="demo", split="all")
     if queries.domains is None:

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .._registry import PERMISSION_CATEGORIES, ToolRegistry, _is_level
+from .._permissions import PERMISSION_CATEGORIES
+from .._registry import ToolRegistry
+from .._rubric import NO_PERMISSIONS, is_level, parse_permissions
 
 __all__ = [
     "SEALTOOLS_SPLITS", "ToolRetrievalDataset", "load_queries_jsonl", "load_registry_csv",
@@ -27,9 +29,6 @@ ULTRATOOL_LABELS = "ultratool_risk_labels_resolved.json"
 SEALTOOLS_TOOLS = "tool.jsonl"
 SEALTOOLS_LABELS = "sealtools_risk_labels_resolved.json"
 
-#: In a user's registry CSV, this ``permissions`` cell declares that a tool has none (a blank
-#: cell derives them from the name and description instead).
-NO_PERMISSIONS = "none"
 
 MSG_MISSING_FILE = "Data file not found: {path}"
 MSG_NOT_A_DIR = "Data directory not found: {path}"
@@ -424,16 +423,17 @@ def load_sealtools(data_dir: str | PathLike,
 
 # -- users' own files ---------------------------------------------------------------------------
 def load_registry_csv(path: str | PathLike, *, permission_keywords=None) -> ToolRegistry:
-    r"""Load a tool catalogue from a CSV file.
+    r"""Load a tool catalogue from a CSV file, as :meth:`ToolRegistry.to_frame` writes it.
 
     Parameters
     ----------
     path : str or path-like
         A UTF-8 CSV (a byte-order mark is allowed) with a header row and columns ``name``,
-        ``description``, and optionally ``risk`` (an integer 1..5; blank means unknown) and
+        ``description``, and optionally ``risk`` (an integer 1..5; blank means unknown),
         ``permissions`` (categories of :data:`skriskrank.PERMISSION_CATEGORIES` separated by
         ``;``; a blank cell derives them from the name and description, and ``none``
-        declares that the tool has none). Other columns are ignored.
+        declares that the tool has none), ``risk_source`` (``declared`` or ``predicted``)
+        and ``flags`` (words separated by ``;``). Other columns are ignored.
     permission_keywords : mapping of str to iterable of str, default=None
         Keyword rules for the tools whose permissions are derived; ``None`` uses
         :data:`skriskrank.DEFAULT_PERMISSION_KEYWORDS`.
@@ -474,30 +474,30 @@ def load_registry_csv(path: str | PathLike, *, permission_keywords=None) -> Tool
             raise ValueError(MSG_CSV_COLUMNS.format(path=path, required=required, header=header))
         reader.fieldnames = header
         # DictReader counts physical lines, so quoted multi-line cells keep numbers right.
-        rows = [_csv_row({"path": path, "line": reader.line_num}, row) for row in reader]
-    if not rows:
+        records = [_csv_record({"path": path, "line": reader.line_num}, row) for row in reader]
+    if not records:
         raise ValueError(MSG_BAD_REGISTRY.format(path=path, error=MSG_NO_TOOLS))
-    return _build_registry(path, *zip(*rows, strict=True), permission_keywords=permission_keywords)
-
-
-def _csv_row(at: dict, row: dict) -> tuple:
-    """``(name, description, risk, permissions)`` of a CSV row; blank risk or permissions: None."""
-    name, desc, risk, perms = (
-        (row.get(col) or "").strip() for col in ("name", "description", "risk", "permissions"))
     try:
-        level = int(risk) if risk else None
-    except ValueError:
-        level = 0  # not an integer: reported below as not a level
-    if level is not None and not _is_level(level):
+        return ToolRegistry.from_records(records, permission_keywords=permission_keywords)
+    except ValueError as err:  # ToolRegistry names the tool; add the file it came from
+        raise ValueError(MSG_BAD_REGISTRY.format(path=path, error=err)) from None
+
+
+def _csv_record(at: dict, row: dict) -> dict:
+    """A registry record of a CSV row, its cells in the rubric's one format."""
+    cells = {col: (row.get(col) or "").strip()
+             for col in ("name", "description", "risk", "permissions", "risk_source", "flags")}
+    name, risk = cells["name"], cells["risk"]
+    if risk and not (risk.isdigit() and is_level(int(risk))):
         raise ValueError(MSG_CSV_RISK.format(**at, name=name, value=risk))
-    categories = [p for p in map(str.strip, perms.split(";")) if p]
-    if perms.lower() == NO_PERMISSIONS:
-        categories = []
-    elif any(p not in PERMISSION_CATEGORIES for p in categories):
+    perms = parse_permissions(cells["permissions"])
+    if perms is not None and not perms <= set(PERMISSION_CATEGORIES):
         raise ValueError(MSG_CSV_PERMISSIONS.format(
             **at, name=name, allowed=list(PERMISSION_CATEGORIES), none=NO_PERMISSIONS,
-            value=perms))
-    return name, desc, level, categories if perms else None
+            value=cells["permissions"]))
+    return {"name": name, "description": cells["description"],
+            "risk": int(risk) if risk else None, "permissions": perms,
+            "risk_source": cells["risk_source"] or None, "flags": cells["flags"] or None}
 
 
 def load_queries_jsonl(path: str | PathLike, registry: ToolRegistry, *, name: str | None = None,

@@ -22,6 +22,7 @@ annotators' levels, :func:`agreement` and :func:`ordinal_alpha` measure how well
 """
 
 from ._agreement import agreement, ordinal_alpha, resolve_votes
+from ._model_selection import best_under_risk_budget, make_ranking_scorer
 from ._ranking import (
     mrr,
     ndcg_at_k,
@@ -33,7 +34,6 @@ from ._ranking import (
     srr_at_k,
     unneeded_rvr_at_k,
 )
-from ._scorer import best_under_risk_budget, make_ranking_scorer
 
 __all__ = [
     "agreement", "best_under_risk_budget", "make_ranking_scorer", "mrr", "ndcg_at_k",

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .._registry import _is_level, _is_missing
+from .._rubric import LEVELS, is_level, is_missing, resolve_span
 
 __all__ = ["agreement", "ordinal_alpha", "resolve_votes"]
 
@@ -24,9 +24,9 @@ MSG_PAIR_EMPTY = "y_a and y_b are empty: agreement needs at least one tool."
 
 
 def _level(item: str, v) -> float:
-    if _is_missing(v):
+    if is_missing(v):
         return np.nan
-    if not _is_level(v):
+    if not is_level(v):
         raise ValueError(MSG_VOTE_LEVEL.format(item=item, value=v))
     return float(v)
 
@@ -96,11 +96,9 @@ def resolve_votes(votes):
     n_votes = (~np.isnan(mat)).sum(axis=1)
     if (n_votes == 0).any():
         raise ValueError(MSG_NO_VOTES.format(item=names[np.argmin(n_votes)]))
-    span = (np.nanmax(mat, axis=1) - np.nanmin(mat, axis=1)).astype(int)
-    # ceil: an even number of votes (2 and 3) falls on the higher level, never the lower.
-    median = np.ceil(np.nanmedian(mat, axis=1)).astype(int)
+    span, median, review = resolve_span(mat)
     resolution = np.array(RESOLUTIONS)[np.minimum(span, 2)]  # by the span of the votes
-    level = pd.array([None if s >= 2 else int(m) for s, m in zip(span, median, strict=True)],
+    level = pd.array([None if r else int(m) for r, m in zip(review, median, strict=True)],
                      dtype="Int64")
     # Named rows (a mapping, a DataFrame) keep their names; a list or array its positions.
     index = names if (isinstance(votes, Mapping) or hasattr(votes, "to_numpy")) else None
@@ -142,7 +140,7 @@ def ordinal_alpha(votes) -> float:
     return float(
         krippendorff.alpha(
             reliability_data=mat.T, level_of_measurement="ordinal",
-            value_domain=[1, 2, 3, 4, 5],
+            value_domain=list(LEVELS),
         )
     )
 
@@ -182,7 +180,7 @@ def agreement(y_a, y_b) -> dict[str, float]:
     both = ~(np.isnan(a) | np.isnan(b))
     a, b = a[both].astype(int), b[both].astype(int)
     diff = np.abs(a - b)
-    qwk = cohen_kappa_score(a, b, weights="quadratic", labels=[1, 2, 3, 4, 5]) if len(
+    qwk = cohen_kappa_score(a, b, weights="quadratic", labels=list(LEVELS)) if len(
         np.unique(np.r_[a, b])) > 1 else float("nan")
     return {
         "n": len(a),

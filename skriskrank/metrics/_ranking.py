@@ -15,7 +15,8 @@ from numbers import Integral
 
 import numpy as np
 
-from .._registry import UNKNOWN_RISK, ToolRegistry, _check_risk
+from .._registry import ToolRegistry
+from .._rubric import RISKY_LEVEL, SEVERE_LEVEL, check_level
 
 __all__ = [
     "mrr", "ndcg_at_k", "needrisk_hit_at_k", "ranking_report", "rvr_at_k", "safe_rvr_at_k",
@@ -25,10 +26,6 @@ __all__ = [
 # The metrics' names, in ranking_report's order; each is a method of _PerQuery.
 _METRIC_NAMES = ("ndcg", "mrr", "sndcg", "rvr", "srr", "safe_rvr", "needrisk_hit",
                  "unneeded_rvr")
-#: Tools at or above this level count as risky in RVR@k, Safe-RVR@k and NeedRisk-Hit@k.
-RISKY_LEVEL = 3
-#: Tools at or above this level count as severe in SRR@k and get no gain in sNDCG@k.
-SEVERE_LEVEL = 4
 
 MSG_BAD_K = "k must be an integer >= 1, got {k!r}."
 MSG_RANKED_TYPE = (
@@ -129,14 +126,10 @@ def _risk_levels(risk, names: list[str]) -> np.ndarray:
         if name not in risk:
             raise ValueError(MSG_RISK_MISSING.format(name=name))
         value = risk[name]
-        if type(value) is int and 1 <= value <= 5:  # the common case, without ABC checks
-            levels[name] = value
-        elif isinstance(value, Integral) and not isinstance(value, bool) and value == UNKNOWN_RISK:
-            levels[name] = UNKNOWN_RISK
-        else:
-            # The registry's own check: None / NaN -> UNKNOWN_RISK, 1..5 kept, anything else
-            # a ValueError naming the tool.
-            levels[name] = _check_risk(name, value)
+        # The rubric's one check: None / NaN -> UNKNOWN_RISK, 1..5 kept, anything else a
+        # ValueError naming the tool; the common case skips it.
+        levels[name] = (value if type(value) is int and 1 <= value <= 5
+                        else check_level(value, f"Tool {name!r}"))
     return np.fromiter((levels[n] for n in names), dtype=np.int64, count=len(names))
 
 

@@ -1,6 +1,6 @@
 """Inference of the reranker's heads: one implementation, derived from the torch module.
 
-:class:`~skriskrank._reranker.DualHeadModule` defines the heads and is what training runs.
+:class:`~skriskrank._heads.DualHeadModule` defines the heads and is what training runs.
 :class:`HeadWeights` holds its trained weights in one algebraic form that covers every kind
 of relevance head,
 
@@ -17,8 +17,7 @@ tools alone; the interaction ``Wx ((Pq q) * (Pt t)) = (Wx * Pq q) (Pt t)`` is, w
 part folded in as one more column, a thin GEMM of inner dimension ``r + 1`` per block of
 pairs; the compiled hidden layer (:func:`skriskrank._fast.hidden_layer`) then adds the tool
 part, applies the ReLU and takes the product with ``w2`` in one pass over the block. For
-the default head nothing per pair grows with ``d``. The tests compare this with the torch
-module's own forward pass.
+the default head nothing per pair grows with ``d``.
 """
 
 from __future__ import annotations
@@ -32,8 +31,7 @@ from ._fast import hidden_layer, run_blocks
 
 __all__ = ["HeadWeights"]
 
-#: Floats of one (queries, hidden, tools) block: 2**20 (4 MiB) measured fastest at d = 384
-#: and 1024 on 2 cores with 1 MiB of L2 each, about 1.4x faster than 2**16.
+#: Floats of one (queries, hidden, tools) block, 4 MiB: enough for fast GEMMs, bounded per thread.
 _BLOCK = 1 << 20
 
 
@@ -90,17 +88,7 @@ class HeadWeights:
 
     @classmethod
     def from_module(cls, module) -> HeadWeights:
-        """The weights of a :class:`~skriskrank._reranker.DualHeadModule`.
-
-        Parameters
-        ----------
-        module : DualHeadModule
-            A (trained) module.
-
-        Returns
-        -------
-        weights : HeadWeights
-        """
+        """The weights of a (trained) :class:`~skriskrank._heads.DualHeadModule`."""
         w1 = _numpy(module.rel_hidden.weight)
         d = module.risk_hidden.weight.shape[1]
         wx = w1[:, 2 * d:]  # (hidden, 0) for "concat"

@@ -1,10 +1,9 @@
 """The hidden layer of the relevance head: ``out += w2 . relu(pre + tool part)``.
 
 The head's first-layer pre-activations come from a GEMM block (see
-``skriskrank._scoring``); numpy would then add the tool part, apply the ReLU and take the
-product with ``w2`` in three passes over the block, each a full read and write. Compiled,
-one pass keeps each column's running sum in a vector register (the full-pool scoring of
-1,000 x 2,032 pairs spent half its time in those three passes).
+``skriskrank._head_weights``); numpy would then add the tool part, apply the ReLU and take
+the product with ``w2`` in three passes over the block, each a full read and write.
+Compiled, one pass keeps each column's running sum in a vector register.
 
 The ReLU keeps NaN (``0 if v < 0 else v``: NaN < 0 is false), so an embedding that is not
 finite scores NaN, never a made-up number.

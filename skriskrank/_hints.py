@@ -1,0 +1,98 @@
+"""MCP tool annotations (hints): their defaults, their checks, and what they imply.
+
+A hint is the server author's word, not a guarantee: it can raise a tool's risk (a tool
+marked destructive gets the ``file_write`` category and a level of at least 3), never lower
+it unless the user trusts the server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+import numpy as np
+
+from ._rubric import is_missing
+
+__all__ = ["HINT_DEFAULTS", "describe_hints"]
+
+#: The MCP specification's tool annotations and their defaults: a hint a server leaves out
+#: takes this value. ``destructiveHint`` matters only when ``readOnlyHint`` is false.
+HINT_DEFAULTS: Mapping[str, bool] = MappingProxyType(
+    {
+        "readOnlyHint": False,
+        "destructiveHint": True,
+        "idempotentHint": False,
+        "openWorldHint": True,
+    }
+)
+
+MSG_BAD_HINT = "Tool {name!r}: annotation {hint!r} must be true or false, got {value!r}."
+MSG_UNKNOWN_HINT = "Tool {name!r}: unknown annotation {hint!r}; expected one of {allowed}."
+
+
+def _check_hints(name: str, hints) -> Mapping[str, object]:
+    """The hints a tool's author declared (no defaults filled in), as a read-only mapping."""
+    if is_missing(hints):
+        return MappingProxyType({})
+    if not isinstance(hints, Mapping):
+        raise ValueError(MSG_BAD_HINT.format(name=name, hint="annotations", value=hints))
+    out = {}
+    for key, value in hints.items():
+        if key == "title":
+            if value is not None and not isinstance(value, str):
+                raise ValueError(MSG_BAD_HINT.format(name=name, hint=key, value=value))
+            if value:
+                out[key] = value
+            continue
+        if key not in HINT_DEFAULTS:
+            raise ValueError(
+                MSG_UNKNOWN_HINT.format(
+                    name=name, hint=key, allowed=["title", *HINT_DEFAULTS]
+                )
+            )
+        if value is None:
+            continue  # JSON null: not declared, the default applies
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(MSG_BAD_HINT.format(name=name, hint=key, value=value))
+        out[key] = bool(value)
+    return MappingProxyType(dict(sorted(out.items())))
+
+
+def _declares_destructive(hints: Mapping[str, object]) -> bool:
+    """Whether the author marks the tool destructive, by the specification's defaults.
+
+    Only a tool whose author set a hint counts: one that declares ``destructiveHint: true``,
+    or declares ``readOnlyHint: false`` and leaves ``destructiveHint`` at its default (true).
+    A tool with no hints at all (every OpenAI or Anthropic tool) has declared nothing.
+    """
+    if not ({"readOnlyHint", "destructiveHint"} & hints.keys()):
+        return False
+    full = {**HINT_DEFAULTS, **hints}
+    return not full["readOnlyHint"] and bool(full["destructiveHint"])
+
+
+def _hint_permissions(hints: Mapping[str, object]) -> frozenset[str]:
+    """Permission categories that a tool's declared hints add (they never remove any)."""
+    perms = set()
+    if _declares_destructive(hints):
+        # A destructive tool changes or deletes what it touches: the filter's "write" category.
+        perms.add("file_write")
+    if hints.get("openWorldHint") is True and hints.get("readOnlyHint") is not True:
+        # Acts on an open world (the web, other people's systems) and is not read-only.
+        perms.add("network_access")
+    return frozenset(perms)
+
+
+#: How :func:`describe_hints` words each declared hint value.
+_HINT_WORDS = {
+    ("readOnlyHint", True): "read-only", ("readOnlyHint", False): "not read-only",
+    ("destructiveHint", True): "destructive", ("destructiveHint", False): "non-destructive",
+    ("idempotentHint", True): "idempotent", ("idempotentHint", False): "not idempotent",
+    ("openWorldHint", True): "open-world", ("openWorldHint", False): "closed-world",
+}
+
+
+def describe_hints(hints) -> str:
+    """The declared hints in words, ``"read-only, closed-world"`` (``""`` for none)."""
+    return ", ".join(_HINT_WORDS[k, v] for k, v in sorted(hints.items()) if (k, v) in _HINT_WORDS)
