@@ -275,8 +275,10 @@ def _parser():
     p.set_defaults(handler=demo)
 
     from ._audit_cli import add_audit_parser
+    from .gateway._cli import add_gateway_parser
 
     add_audit_parser(sub)
+    add_gateway_parser(sub, _count)
     return parser
 
 

@@ -1,0 +1,132 @@
+"""One catalogue over the tools of every downstream server: names, levels, and the index.
+
+Tool names are unique across servers: a name that two servers share is namespaced as
+``server__tool`` for each of them (:data:`SEPARATOR`); other names stay as the servers wrote
+them. Levels come from the reviewed levels file first (``--labels``), then the authors'
+hints (which only raise), then the pretrained :class:`~skriskrank.RiskAuditor`. A tool whose
+definition is malformed is left out with a warning naming its server; a reviewed tool whose
+definition changed since (its SHA-256 differs) is flagged ``changed`` and its calls are
+refused until it is reviewed again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+
+from .._inputs import MCP_TOOL_NAME
+
+__all__ = ["SEPARATOR", "Catalogue", "build_catalogue", "tool_hash"]
+
+log = logging.getLogger("skriskrank.gateway")
+
+#: Between a server's name and a tool's in a namespaced name: ``filesystem__read_file``.
+SEPARATOR = "__"
+
+
+def tool_hash(tool: dict) -> str:
+    """SHA-256 of a tool's name, description and input schema, as canonical JSON."""
+    body = {key: tool.get(key) for key in ("name", "description", "inputSchema")}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=True).encode()).hexdigest()
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """One tool of the catalogue: where it lives and what it was when it was listed."""
+
+    name: str
+    server: str
+    tool_name: str
+    definition: dict
+    sha256: str
+    changed: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Catalogue:
+    """The gateway's view of every tool.
+
+    Entries by gateway name, the graded registry and the fitted pipeline that searches it
+    (both None while no server has a tool).
+    """
+
+    entries: dict
+    registry: object = None
+    pipeline: object = None
+
+    def level(self, name) -> int:
+        """The tool's level (:data:`~skriskrank.UNKNOWN_RISK` when it has none)."""
+        return int(self.registry.risk_of([name])[0])
+
+
+def _checked(server, tool):
+    """A tool of a ``tools/list``, as JSON, or None (with a warning) if it is malformed."""
+    import jsonschema
+
+    from .. import load_tools
+
+    definition = tool.model_dump(by_alias=True, exclude_none=True, mode="json")
+    name = definition.get("name")
+    try:
+        load_tools({"tools": [definition]})  # name, description, schema shape, hints
+        schema = definition.get("inputSchema") or {"type": "object"}
+        jsonschema.validators.validator_for(schema).check_schema(schema)
+    except (ValueError, jsonschema.SchemaError) as err:
+        message = err.message if isinstance(err, jsonschema.SchemaError) else err
+        log.warning("server %r: tool %r skipped: %s", server, name, " ".join(
+            str(message).split())[:300])
+        return None
+    return definition
+
+
+def build_catalogue(downstreams, *, labels=None, auditor=None, k=5) -> Catalogue:
+    """The catalogue of the listed tools of ``downstreams``, graded and indexed.
+
+    Parameters
+    ----------
+    downstreams : list of Downstream
+        The servers; each contributes the tools of its last listing.
+    labels : mapping of str to int or dict, default=None
+        Reviewed levels by gateway name: a level, or a row of a review file
+        (``{"risk_level": 2, "sha256": ...}``). A row whose SHA-256 no longer matches the
+        tool is not applied, and the tool is flagged ``changed``.
+    auditor : RiskAuditor, default=None
+        Grades the tools without a level; ``None`` is :meth:`RiskAuditor.pretrained`.
+    k : int, default=5
+        The list length of the pipeline.
+
+    Returns
+    -------
+    catalogue : Catalogue
+    """
+    from .. import RiskAuditor, catalogue_pipeline, load_tools
+
+    listed = [(d.spec.name, _checked(d.spec.name, t)) for d in downstreams for t in d.tools]
+    listed = [(server, tool) for server, tool in listed if tool is not None]
+    counts: dict[str, int] = {}
+    for _, tool in listed:
+        counts[tool["name"]] = counts.get(tool["name"], 0) + 1
+    labels = dict(labels or {})
+    entries, records, levels = {}, [], {}
+    for server, tool in listed:
+        name = tool["name"] if counts[tool["name"]] == 1 else f"{server}{SEPARATOR}{tool['name']}"
+        if not MCP_TOOL_NAME.fullmatch(name) or name in entries:
+            log.warning("server %r: tool %r skipped: its gateway name %r is not a valid, "
+                        "unique tool name", server, tool["name"], name[:140])
+            continue
+        digest = tool_hash(tool)
+        label = labels.get(name)
+        reviewed = label.get("sha256") if isinstance(label, dict) else None
+        changed = reviewed is not None and reviewed != digest
+        if label is not None and not changed:
+            levels[name] = label
+        entries[name] = Entry(name, server, tool["name"], tool, digest, changed)
+        records.append({**tool, "name": name})
+    if not records:
+        return Catalogue(entries={})
+    registry = load_tools({"tools": records}, risk=levels)
+    registry = (auditor or RiskAuditor.pretrained()).grade(registry)
+    pipeline = catalogue_pipeline(registry, k=min(k, len(registry)))
+    return Catalogue(entries=entries, registry=registry, pipeline=pipeline)

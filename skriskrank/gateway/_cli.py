@@ -1,0 +1,125 @@
+"""``skriskrank gateway CONFIG``: the command line of the gateway."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+__all__ = ["add_gateway_parser"]
+
+#: ``--http`` binds these addresses only: the gateway has no authentication of its own.
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+MSG_HTTP = ("--http takes HOST:PORT on a loopback address (127.0.0.1, localhost, ::1), got "
+            "{value!r}")
+
+
+def _http(value: str):
+    host, _, port = value.rpartition(":")
+    host = host.strip("[]")
+    if host not in LOOPBACK or not port.isdigit() or not 0 < int(port) < 65536:
+        raise argparse.ArgumentTypeError(MSG_HTTP.format(value=value[:60]))
+    return host, int(port)
+
+
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds <= 3600:
+        raise argparse.ArgumentTypeError(f"expected seconds in (0, 3600], got {value[:20]!r}")
+    return seconds
+
+
+def _level(value: str) -> int:
+    if value not in {"1", "2", "3", "4", "5"}:
+        raise argparse.ArgumentTypeError(f"expected a risk level 1..5, got {value[:20]!r}")
+    return int(value)
+
+
+def add_gateway_parser(subparsers, count) -> None:
+    """Add the ``gateway`` command to the ``skriskrank`` parser's subparsers."""
+    p = subparsers.add_parser(
+        "gateway", help="a risk-aware MCP gateway in front of your MCP servers",
+        description="Connect to the MCP servers of an MCP host configuration and serve one "
+        "MCP server with two tools: search_tools (the risk-aware top k of all their tools) "
+        "and call_tool (forwarded to the tool's server when the policy allows it).")
+    p.add_argument("config", help='an MCP host configuration: {"mcpServers": {name: '
+                   '{"command", "args", "env", "cwd"} | {"url", "headers"}}}')
+    p.add_argument("--http", type=_http, metavar="HOST:PORT",
+                   help="serve streamable HTTP on a loopback address instead of stdio")
+    p.add_argument("--labels", help="reviewed levels: the file --audit writes, or "
+                   '{"tool": 1..5}')
+    p.add_argument("--audit", metavar="OUT", help="write the graded catalogue (a review file "
+                   "for --labels, JSON) and exit")
+    p.add_argument("--check", action="store_true",
+                   help="start each server, print its state and tool count, and exit (1 if "
+                   "any failed)")
+    p.add_argument("--k", type=count, default=5, help="search_tools' default k (default 5)")
+    p.add_argument("--confirm-level", type=_level, default=3, metavar="LEVEL",
+                   help="tools of this level or above run only if a search returned them "
+                   "(default 3)")
+    p.add_argument("--confirm", action="store_true",
+                   help="ask the user (MCP elicitation) before any call of level 4 or above")
+    p.add_argument("--read-only", action="store_true", help="only tools of levels 1-2 run")
+    p.add_argument("--allow", action="append", default=[], metavar="PATTERN",
+                   help="only tools matching a glob on server__tool or tool run (repeatable)")
+    p.add_argument("--deny", action="append", default=[], metavar="PATTERN",
+                   help="tools matching a glob on server__tool or tool never run "
+                   "(repeatable)")
+    p.add_argument("--expose", action="store_true",
+                   help="also list the last search's tools in the gateway's tools/list")
+    p.add_argument("--call-timeout", type=_seconds, default=60.0, metavar="SECONDS",
+                   help="cancel a call after this long (default 60)")
+    p.add_argument("--start-timeout", type=_seconds, default=60.0, metavar="SECONDS",
+                   help="give each server this long to start (default 60)")
+    p.add_argument("--log", metavar="PATH", help="append every search and call as a JSON line")
+    p.add_argument("--log-arguments", action="store_true",
+                   help="also log the arguments of each call")
+    p.set_defaults(handler=run_gateway)
+
+
+def run_gateway(args) -> int:
+    """Run ``skriskrank gateway`` (bad input: one line, exit status 2)."""
+    import anyio
+
+    from .._persist import _check_output
+    from .._tools import read_levels
+    from . import EventLog, Gateway, Policy, check, load_config, review, run
+
+    servers = load_config(args.config)
+    labels = read_levels(args.labels) if args.labels else None
+    for path in (args.audit, args.log):
+        if path:
+            _check_output(path)
+    # The gateway's own messages on stderr (stdout is the protocol's); other libraries keep
+    # their defaults.
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("skriskrank gateway: %(message)s"))
+    logger = logging.getLogger("skriskrank.gateway")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    policy = Policy(confirm_level=args.confirm_level, confirm=args.confirm,
+                    read_only=args.read_only, allow=tuple(args.allow), deny=tuple(args.deny))
+    gateway = Gateway(servers, policy=policy, labels=labels, k=args.k,
+                      call_timeout=args.call_timeout, start_timeout=args.start_timeout,
+                      log=EventLog(args.log, log_arguments=args.log_arguments),
+                      expose=args.expose)
+    if args.check:
+        status = anyio.run(check, gateway)
+        width = max(len(s["server"]) for s in status)
+        for s in status:
+            error = f"  {s['error']}" if s["error"] else ""
+            print(f"{s['server']:<{width}}  {s['state']:<10} {s['tools']:>4} tools{error}")
+        return 1 if any(s["state"] != "ready" for s in status) else 0
+    if args.audit:
+        rows = anyio.run(review, gateway, args.audit)
+        risky = sum(1 for r in rows.values() if (r["risk_level"] or 99) >= 3)
+        review_count = sum(1 for r in rows.values() if r["needs_review"])
+        print(f"wrote {args.audit}: {len(rows)} tools, {risky} at level >= 3, "
+              f"{review_count} to review")
+        return 0
+    anyio.run(lambda: run(gateway, http=args.http))
+    return 0

@@ -1,0 +1,254 @@
+"""One downstream MCP server: its connection, its tools, and its restarts.
+
+A :class:`Downstream` is run by one long-lived task that launches the server (stdio) or
+connects to it (streamable HTTP) with the official SDK's client, initializes, lists its tools
+(following pagination), and then watches it: a ``notifications/tools/list_changed`` re-lists
+it, a lost connection (a call that finds it closed, or a ping that fails) restarts it with
+backoff. Calls are forwarded unchanged with :meth:`Downstream.call`, under a time limit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import sys
+
+import anyio
+
+__all__ = ["Downstream", "DownstreamError"]
+
+log = logging.getLogger("skriskrank.gateway")
+
+#: Seconds between pings of an idle server; a server that died unnoticed is restarted then.
+PING_INTERVAL = 10.0
+#: Restart delays after a failure: doubling from the first to the last, in seconds.
+BACKOFF = (0.5, 30.0)
+#: Longest ``tools/list`` accepted from one server (pages and tools).
+MAX_PAGES, MAX_TOOLS = 100, 5_000
+
+MSG_NOT_READY = (
+    "server {server!r} is {state}{why}; the gateway restarts it by itself, try again in a "
+    "few seconds"
+)
+MSG_TIMEOUT = (
+    "{tool!r} on server {server!r} took longer than {timeout:g} s and was cancelled; try "
+    "again, or ask for less"
+)
+MSG_LOST = "server {server!r} stopped during the call; it is being restarted, try again shortly"
+MSG_REFUSED = "server {server!r} answered {tool!r} with a protocol error: {error}"
+
+
+class DownstreamError(Exception):
+    """A call that could not be forwarded or completed; the message says why."""
+
+
+def _children() -> set[int]:
+    """The pids of this process's children (Linux; empty where /proc does not tell)."""
+    pids = set()
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{os.getpid()}/task"):
+            with open(f"/proc/{os.getpid()}/task/{task}/children") as fh:
+                pids.update(int(p) for p in fh.read().split())
+    return pids
+
+
+class Downstream:
+    """One server of the configuration, connected and kept connected.
+
+    Parameters
+    ----------
+    spec : ServerSpec
+        The server's entry in the host configuration.
+    call_timeout : float
+        Seconds a forwarded call may take before it is cancelled.
+    start_timeout : float
+        Seconds to launch, initialize and list the tools.
+    on_change : callable
+        ``on_change(downstream)``, an async function called after each (re-)listing of the
+        tools.
+    spawn_lock : anyio.Lock
+        Held while a process is launched, so that its pid can be told apart.
+
+    Attributes
+    ----------
+    state : str
+        ``"starting"``, ``"ready"``, ``"restarting"``, ``"failed"`` (never started) or
+        ``"stopped"``.
+    error : str or None
+        Why the last start or connection failed.
+    tools : list of mcp.types.Tool
+        The tools of the last listing (empty until the server was ready once; kept while
+        it restarts).
+    """
+
+    def __init__(self, spec, *, call_timeout, start_timeout, on_change, spawn_lock):
+        self.spec = spec
+        self.call_timeout, self.start_timeout = call_timeout, start_timeout
+        self.on_change, self.spawn_lock = on_change, spawn_lock
+        self.state, self.error, self.tools = "starting", None, []
+        self.session, self.ever_ready = None, False
+        self.settled = anyio.Event()  # set once the first start succeeded or failed
+        self._lost = anyio.Event()
+        self._relist = anyio.Event()
+
+    # -- the task that owns the connection ----------------------------------------------------
+    async def run(self) -> None:
+        """Connect, serve, and reconnect with backoff, until cancelled."""
+        delay = BACKOFF[0]
+        try:
+            while True:
+                try:
+                    await self._serve_once()
+                except Exception as exc:  # noqa: BLE001 - any failure is a restart
+                    error = _summary(exc)
+                    if error != self.error:  # once per kind of failure, not per retry
+                        log.warning("server %r: %s", self.spec.name, error)
+                    self.error = error
+                # The tools of the last listing stay in the catalogue while the server
+                # restarts; their calls get a clear error until it is back.
+                self.session = None
+                self.state = "restarting" if self.ever_ready else "failed"
+                self.settled.set()
+                await anyio.sleep(delay)
+                delay = min(2 * delay, BACKOFF[1])
+        finally:
+            self.state, self.session = "stopped", None
+
+    async def _serve_once(self) -> None:
+        import mcp.types as types
+        from mcp import ClientSession
+
+        async def on_message(message):
+            if isinstance(message, types.ToolListChangedNotification):
+                self._relist.set()
+
+        async with contextlib.AsyncExitStack() as stack:
+            # The transport and the session hold task groups of their own, so the time limit
+            # covers the requests, not the entering of their contexts.
+            read, write = await self._open(stack)
+            session = await stack.enter_async_context(
+                ClientSession(read, write, message_handler=on_message))
+            with anyio.fail_after(self.start_timeout):
+                await session.initialize()
+                self.tools = await self._list_tools(session)
+            self._lost, self._relist = anyio.Event(), anyio.Event()
+            self.session, self.state, self.error = session, "ready", None
+            self.ever_ready = True
+            self.settled.set()
+            await self.on_change(self)
+            while True:
+                with anyio.move_on_after(PING_INTERVAL) as idle:
+                    async with anyio.create_task_group() as tg:
+                        for event in (self._lost, self._relist):
+                            tg.start_soon(_set_then_cancel, event, tg)
+                if self._lost.is_set():
+                    raise ConnectionError("the connection was lost")
+                if self._relist.is_set():
+                    self._relist = anyio.Event()
+                    with anyio.fail_after(self.start_timeout):
+                        self.tools = await self._list_tools(session)
+                    await self.on_change(self)
+                elif idle.cancelled_caught:
+                    with anyio.fail_after(self.start_timeout):
+                        await session.send_ping()
+
+    async def _open(self, stack):
+        """Launch or connect the transport; the process group dies with the stack."""
+        if self.spec.url is not None:
+            import httpx2
+            from mcp.client.streamable_http import streamable_http_client
+
+            http = await stack.enter_async_context(httpx2.AsyncClient(
+                headers=dict(self.spec.headers), timeout=self.call_timeout + 5))
+            read, write, *_ = await stack.enter_async_context(
+                streamable_http_client(self.spec.url, http_client=http))
+            return read, write
+        from mcp import StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        params = StdioServerParameters(command=self.spec.command, args=list(self.spec.args),
+                                       env=dict(self.spec.env) or None, cwd=self.spec.cwd)
+        # The SDK ends the server (stdin closed, then signals); its process group, which the
+        # server leads, is killed after that, so that no child of the server outlives it.
+        spawned: set[int] = set()
+        stack.callback(lambda: [_kill_group(pid) for pid in spawned])
+        async with self.spawn_lock:
+            before = _children()
+            read, write = await stack.enter_async_context(stdio_client(params,
+                                                                       errlog=sys.stderr))
+            spawned |= _children() - before
+        return read, write
+
+    async def _list_tools(self, session):
+        from mcp.types import PaginatedRequestParams
+
+        tools, cursor = [], None
+        for _ in range(MAX_PAGES):
+            page = await session.list_tools(
+                params=PaginatedRequestParams(cursor=cursor) if cursor else None)
+            tools += page.tools
+            cursor = page.next_cursor
+            if not cursor or len(tools) >= MAX_TOOLS:
+                break
+        return tools[:MAX_TOOLS]
+
+    # -- forwarding -----------------------------------------------------------------------------
+    async def call(self, tool: str, arguments: dict):
+        """The server's ``CallToolResult`` for ``tool``, passed through unchanged.
+
+        Raises
+        ------
+        DownstreamError
+            When the server is not running, stops during the call, takes longer than
+            ``call_timeout``, or answers with a protocol error; the message says which.
+        """
+        import mcp.types as types
+        from mcp.shared.exceptions import MCPError
+
+        session = self.session
+        if session is None or self.state != "ready":
+            why = f" ({self.error})" if self.error else ""
+            raise DownstreamError(MSG_NOT_READY.format(server=self.spec.name, state=self.state,
+                                                       why=why))
+        request = types.CallToolRequest(params=types.CallToolRequestParams(
+            name=tool, arguments=arguments))
+        try:
+            with anyio.fail_after(self.call_timeout):
+                # send_request, not call_tool: the SDK's call_tool re-validates the result and
+                # may list the tools again; a gateway passes the result through as it came.
+                return await session.send_request(request, types.CallToolResult)
+        except TimeoutError:
+            raise DownstreamError(MSG_TIMEOUT.format(tool=tool, server=self.spec.name,
+                                                     timeout=self.call_timeout)) from None
+        except MCPError as err:
+            if err.code != types.CONNECTION_CLOSED:
+                raise DownstreamError(MSG_REFUSED.format(server=self.spec.name, tool=tool,
+                                                         error=err.message)) from None
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            pass
+        self._lost.set()
+        raise DownstreamError(MSG_LOST.format(server=self.spec.name))
+
+
+async def _set_then_cancel(event, tg):
+    await event.wait()
+    tg.cancel_scope.cancel()
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _summary(exc: BaseException) -> str:
+    """One line for an exception, looking inside the task groups the SDK raises."""
+    while getattr(exc, "exceptions", None):  # an exception group
+        exc = exc.exceptions[0]
+    text = " ".join(str(exc).split())[:300]
+    if isinstance(exc, TimeoutError):
+        return "did not start in time"
+    if isinstance(exc, FileNotFoundError):
+        return f"command not found ({text})"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

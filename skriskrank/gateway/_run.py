@@ -1,0 +1,98 @@
+"""Running the gateway: serving it, checking its servers, writing its review file."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from pathlib import Path
+
+import anyio
+
+from ._catalogue import build_catalogue
+
+__all__ = ["check", "review", "run"]
+
+
+async def run(gateway, *, http=None) -> None:
+    """Serve ``gateway`` over stdio, or over streamable HTTP at ``http=(host, port)``.
+
+    Returns when the client closes the connection (stdio) or the process is interrupted
+    (HTTP); every server the gateway started has ended by then.
+    """
+    from .._serve import answer_unreadable
+
+    server = gateway.server()
+    options = gateway.initialization_options(server)
+    try:
+        async with anyio.create_task_group() as tg:
+            await gateway.start(tg)
+            if http is None:
+                from mcp.server.stdio import stdio_server
+
+                async with stdio_server() as (read, write), \
+                        answer_unreadable(read, write) as guarded:
+                    # stdio_server moved fd 1 to the protocol; a stray print goes to stderr.
+                    with contextlib.redirect_stdout(sys.stderr):
+                        await server.run(guarded, write, options)
+            else:
+                import uvicorn
+
+                host, port = http
+                # The HTTP session manager asks for the options without arguments.
+                server.create_initialization_options = lambda *args, **kwargs: options
+                app = server.streamable_http_app(host=host)
+                await uvicorn.Server(uvicorn.Config(app, host=host, port=port,
+                                                    log_level="warning")).serve()
+            tg.cancel_scope.cancel()
+    finally:
+        gateway.log.close()
+
+
+async def check(gateway) -> list[dict]:
+    """Start every server once, and return each one's state, tool count and error."""
+    async with anyio.create_task_group() as tg:
+        for downstream in gateway.downstreams:
+            tg.start_soon(downstream.run)
+        await gateway.settled()
+        status = gateway.status()
+        tg.cancel_scope.cancel()
+    return status
+
+
+async def review(gateway, path) -> dict:
+    """Grade every tool of the servers and write the review file a person checks once.
+
+    The file is a JSON object from each tool's gateway name to its row of the audit
+    (:meth:`RiskAuditor.audit`), its server, the SHA-256 of its definition and the
+    ``risk_level`` the gateway will use: the declared one where there is one, else the
+    auditor's. A person edits ``risk_level`` where they disagree; ``--labels`` reads the file
+    back, and a tool whose definition no longer matches its SHA-256 is refused until it is
+    reviewed again.
+
+    Returns
+    -------
+    rows : dict
+        What was written.
+    """
+    from .. import RiskAuditor
+
+    async with anyio.create_task_group() as tg:
+        for downstream in gateway.downstreams:
+            tg.start_soon(downstream.run)
+        await gateway.settled()
+        auditor = RiskAuditor.pretrained()
+        catalogue = await anyio.to_thread.run_sync(lambda: build_catalogue(
+            gateway.downstreams, labels=gateway.labels, auditor=auditor, k=gateway.k))
+        tg.cancel_scope.cancel()
+    rows = {}
+    if catalogue.registry is not None:
+        frame = auditor.audit(catalogue.registry)
+        for record in json.loads(frame.to_json(orient="records")):
+            entry = catalogue.entries[record["name"]]
+            declared = record["declared"]
+            rows[entry.name] = {"risk_level": declared if declared is not None
+                                else record["predicted"], "server": entry.server,
+                                "tool": entry.tool_name, "sha256": entry.sha256, **record}
+    Path(path).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    return rows

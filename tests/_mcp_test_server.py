@@ -1,0 +1,53 @@
+"""A small MCP server (the official SDK's low-level Server, over stdio) for the gateway tests.
+
+It does what the reference servers never do on their own: it adds a tool when asked and says
+so with ``notifications/tools/list_changed``, hangs when asked, and lists one malformed tool
+(a name MCP does not allow) that the gateway must skip with a warning.
+"""
+
+import anyio
+import mcp.types as types
+from mcp.server import NotificationOptions, Server
+from mcp.server.stdio import stdio_server
+
+OBJECT = {"type": "object", "properties": {"text": {"type": "string"}}}
+tools = [
+    types.Tool(name="echo_text", description="Echo the given text back unchanged.",
+               input_schema=OBJECT),
+    types.Tool(name="register_tool", description="Register a new tool on this server.",
+               input_schema={"type": "object"}),
+    types.Tool(name="wait_forever", description="Wait for an event that never comes.",
+               input_schema={"type": "object"}),
+    types.Tool(name="bad name", description="A tool whose name MCP does not allow.",
+               input_schema={"type": "object"}),
+]
+
+
+async def list_tools(ctx, params):
+    return types.ListToolsResult(tools=tools)
+
+
+async def call_tool(ctx, params):
+    text = "unknown tool"
+    if params.name == "echo_text":
+        text = (params.arguments or {}).get("text", "")
+    elif params.name == "register_tool":
+        tools.append(types.Tool(name="translate_to_klingon",
+                                description="Translate English text into Klingon.",
+                                input_schema=OBJECT))
+        await ctx.session.send_tool_list_changed()
+        text = "registered translate_to_klingon"
+    elif params.name == "wait_forever":
+        await anyio.Event().wait()
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+
+
+async def main():
+    server = Server("test-server", on_list_tools=list_tools, on_call_tool=call_tool)
+    options = server.create_initialization_options(NotificationOptions(tools_changed=True))
+    async with stdio_server() as (read, write):
+        await server.run(read, write, options)
+
+
+if __name__ == "__main__":
+    anyio.run(main)

@@ -1,0 +1,405 @@
+"""``skriskrank gateway`` end to end, in front of real MCP servers.
+
+The gateway runs as a subprocess, started as an MCP host starts it, and is driven with the
+official SDK's client. Behind it: the reference filesystem and memory servers (npm) and
+mcp-server-time and mcp-server-git (PyPI), at the pinned versions `.ci/install-mcp-servers`
+installs, on temporary directories and repositories; and `tests/_mcp_test_server.py`, a
+server of the same SDK that announces a new tool, hangs, and lists a malformed tool.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+anyio = pytest.importorskip("anyio")
+import mcp.types as types  # noqa: E402
+from mcp import ClientSession, StdioServerParameters  # noqa: E402
+from mcp.client.stdio import stdio_client  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SERVERS = Path(os.environ.get("SKRISKRANK_MCP_SERVERS", ROOT / ".mcp-servers"))
+BINARIES = {"filesystem": "node_modules/.bin/mcp-server-filesystem",
+            "memory": "node_modules/.bin/mcp-server-memory",
+            "time": "pyenv/bin/mcp-server-time", "git": "pyenv/bin/mcp-server-git"}
+ENV = {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
+       "PYTHONPATH": str(ROOT), **{k: os.environ[k] for k in ("HF_HOME", "NUMBA_CACHE_DIR")
+                                   if k in os.environ}}
+TIMEOUT = 180
+
+
+@pytest.fixture(scope="module")
+def servers():
+    missing = [b for b in BINARIES.values() if not (SERVERS / b).exists()]
+    if missing:
+        pytest.fail(f"the real MCP servers are not installed in {SERVERS} ({missing}): run "
+                    ".ci/install-mcp-servers")
+    return {name: str(SERVERS / b) for name, b in BINARIES.items()}
+
+
+def _git(repo, *args):
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                   check=True, capture_output=True)
+
+
+@pytest.fixture
+def world(servers, tmp_path):
+    """Temporary directories, a repository with a staged file, and the host configuration."""
+    root, repo = tmp_path / "files", tmp_path / "repo"
+    root.mkdir()
+    (root / "notes.txt").write_text("the notes\n")
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    _git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    (repo / "draft.txt").write_text("draft\n")
+    _git(repo, "add", "draft.txt")
+    config = {"mcpServers": {
+        "filesystem": {"command": servers["filesystem"], "args": [str(root)]},
+        "memory": {"command": servers["memory"],
+                   "env": {"MEMORY_FILE_PATH": str(tmp_path / "memory.jsonl")}},
+        "time": {"command": servers["time"], "args": ["--local-timezone", "UTC"]},
+        "git": {"command": servers["git"], "args": ["--repository", str(repo)]},
+        "test": {"command": sys.executable, "args": [str(ROOT / "tests/_mcp_test_server.py")]},
+    }}
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps(config))
+    return {"config": path, "root": root, "repo": repo, "tmp": tmp_path, "servers": config}
+
+
+def _children(pid):
+    pids = set()
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children") as fh:
+            pids |= {int(p) for p in fh.read().split()}
+    return pids
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@asynccontextmanager
+async def gateway(world, *args, elicit=None, errlog=None):
+    """A session with the gateway; yields ``(session, gateway_pid)``."""
+    params = StdioServerParameters(command=sys.executable, args=[
+        "-m", "skriskrank", "gateway", str(world["config"]), *args], env=ENV, cwd=str(ROOT))
+    before = _children(os.getpid())
+    with tempfile.TemporaryFile("w+") as own, anyio.fail_after(TIMEOUT):
+        async with stdio_client(params, errlog=errlog or own) as (read, write):
+            (pid,) = _children(os.getpid()) - before
+            async with ClientSession(read, write, elicitation_callback=elicit) as session:
+                await session.initialize()
+                yield session, pid
+
+
+async def _search(session, query, k=5):
+    res = await session.call_tool("search_tools", {"query": query, "k": k})
+    assert not res.is_error, res.content[0].text
+    return res.structured_content["tools"]
+
+
+async def _call(session, name, arguments):
+    return await session.call_tool("call_tool", {"name": name, "arguments": arguments})
+
+
+async def _direct(spec, name, arguments):
+    params = StdioServerParameters(command=spec["command"], args=spec.get("args", []),
+                                   env=spec.get("env"))
+    with tempfile.TemporaryFile("w+") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            return await session.call_tool(name, arguments)
+
+
+def test_search_then_call_returns_what_the_server_returns(world):
+    async def scenario():
+        async with gateway(world) as (session, _):
+            tools = await session.list_tools()
+            found = await _search(session, "read the text of the file notes.txt")
+            res = await _call(session, "read_text_file", {"path": str(world["root"] /
+                                                                     "notes.txt")})
+            now = await _call(session, "convert_time", {
+                "source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"})
+        direct = await _direct(world["servers"]["mcpServers"]["filesystem"], "read_text_file",
+                               {"path": str(world["root"] / "notes.txt")})
+        return tools, found, res, now, direct
+
+    tools, found, res, now, direct = anyio.run(scenario)
+    assert [t.name for t in tools.tools] == ["search_tools", "call_tool"]
+    top = {t["name"]: t for t in found}
+    assert "read_text_file" in top
+    row = top["read_text_file"]
+    assert row["server"] == "filesystem" and row["inputSchema"]["required"] == ["path"]
+    assert row["risk_level"] in (1, 2) and row["reason"] == "accepted"
+    # Passed through unchanged: content, structured content, the error flag.
+    assert res.model_dump(exclude={"meta"}) == direct.model_dump(exclude={"meta"})
+    assert not now.is_error and now.structured_content["target"]["timezone"] == "Asia/Tokyo"
+
+
+def _staged(repo):
+    return subprocess.run(["git", "-C", str(repo), "diff", "--cached", "--name-only"],
+                          capture_output=True, text=True, check=True).stdout.split()
+
+
+def test_a_risky_call_no_search_returned_is_refused_until_a_search_needs_it(world):
+    target = world["root"] / "new.txt"
+    repo = world["repo"]
+
+    async def scenario():
+        async with gateway(world) as (session, _):
+            refused = [await _call(session, "write_file", {"path": str(target),
+                                                           "content": "x"}),
+                       await _call(session, "git_reset", {"repo_path": str(repo)})]
+            unchanged = (target.exists(), _staged(repo))
+            await _search(session, "write the text x into a new file new.txt")
+            await _search(session, "unstage every staged change of the git repository")
+            ran = [await _call(session, "write_file", {"path": str(target), "content": "x"}),
+                   await _call(session, "git_reset", {"repo_path": str(repo)})]
+            return refused, unchanged, ran
+
+    refused, unchanged, ran = anyio.run(scenario)
+    for res in refused:
+        assert res.is_error and "call search_tools with your task first" in res.content[0].text
+    assert unchanged == (False, ["draft.txt"])
+    assert not any(res.is_error for res in ran), [r.content[0].text for r in ran]
+    assert target.read_text() == "x" and _staged(repo) == []
+
+
+def test_confirm_runs_an_accepted_call_and_not_a_declined_one(world):
+    labels = world["tmp"] / "labels.json"
+    labels.write_text(json.dumps({"write_file": 4}))
+    answers, asked = ["accept", "decline"], []
+
+    async def elicit(context, params):
+        asked.append(params.message)
+        return types.ElicitResult(action=answers.pop(0))
+
+    async def scenario():
+        async with gateway(world, "--confirm", "--labels", str(labels), elicit=elicit) as (s, _):
+            await _search(s, "write a file")
+            accepted = await _call(s, "write_file", {"path": str(world["root"] / "a.txt"),
+                                                     "content": "a"})
+            declined = await _call(s, "write_file", {"path": str(world["root"] / "b.txt"),
+                                                     "content": "b"})
+        async with gateway(world, "--confirm", "--labels", str(labels)) as (s, _):
+            await _search(s, "write a file")
+            cannot = await _call(s, "write_file", {"path": str(world["root"] / "c.txt"),
+                                                   "content": "c"})
+        return accepted, declined, cannot
+
+    accepted, declined, cannot = anyio.run(scenario)
+    assert not accepted.is_error and (world["root"] / "a.txt").read_text() == "a"
+    assert declined.is_error and "the user did not confirm write_file (decline)" in \
+        declined.content[0].text
+    assert not (world["root"] / "b.txt").exists()
+    assert len(asked) == 2 and "write_file" in asked[0] and "risk level 4" in asked[0]
+    assert cannot.is_error and "does not support elicitation" in cannot.content[0].text
+    assert not (world["root"] / "c.txt").exists()
+
+
+def test_a_killed_server_gives_a_clear_error_then_serves_again(world):
+    async def scenario():
+        async with gateway(world) as (session, pid):
+            await _search(session, "record that Alice likes tea in the knowledge graph")
+            ok = await _call(session, "read_graph", {})
+            (memory,) = [p for p in _children(pid)
+                         if "mcp-server-memory" in Path(f"/proc/{p}/cmdline").read_text()]
+            os.kill(memory, signal.SIGKILL)
+            lost = await _call(session, "read_graph", {})
+            back = None
+            with anyio.fail_after(30):
+                while back is None or back.is_error:
+                    await anyio.sleep(0.5)
+                    back = await _call(session, "read_graph", {})
+            return ok, lost, back
+
+    ok, lost, back = anyio.run(scenario)
+    assert not ok.is_error
+    text = lost.content[0].text
+    assert lost.is_error and "server 'memory'" in text and "try again" in text
+    assert not back.is_error
+
+
+def test_a_server_that_cannot_start_leaves_the_others_serving(world, capsys):
+    config = json.loads(world["config"].read_text())
+    config["mcpServers"]["broken"] = {"command": str(world["tmp"] / "no-such-server")}
+    world["config"].write_text(json.dumps(config))
+
+    async def scenario():
+        async with gateway(world) as (session, _):
+            return await _search(session, "what time is it in Tokyo")
+
+    assert any(t["server"] == "time" for t in anyio.run(scenario))
+    proc = subprocess.run([sys.executable, "-m", "skriskrank", "gateway",
+                           str(world["config"]), "--check"], capture_output=True, text=True,
+                          env={**os.environ, **ENV}, timeout=TIMEOUT, cwd=ROOT)
+    assert proc.returncode == 1
+    lines = dict(line.split(None, 1) for line in proc.stdout.splitlines())
+    assert lines["broken"].startswith("failed") and "command not found" in lines["broken"]
+    for name in ("filesystem", "memory", "time", "git", "test"):
+        assert lines[name].startswith("ready"), proc.stdout
+
+
+def test_no_child_of_the_gateway_outlives_it(world):
+    seen = {}
+
+    async def scenario():
+        async with gateway(world) as (session, pid):
+            await _search(session, "list the files")
+            seen["gateway"], seen["children"] = pid, _children(pid)
+
+    anyio.run(scenario)
+    assert len(seen["children"]) == 5  # one process per server
+    deadline = time.monotonic() + 10
+    while any(map(_alive, seen["children"] | {seen["gateway"]})) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(map(_alive, seen["children"] | {seen["gateway"]}))
+
+
+def test_list_changed_reindexes_malformed_tools_are_skipped_and_calls_time_out(world):
+    labels = world["tmp"] / "labels.json"
+    labels.write_text(json.dumps({"register_tool": 1, "wait_forever": 1}))
+    errlog = tempfile.TemporaryFile("w+")  # noqa: SIM115 - read after the session
+
+    async def scenario():
+        async with gateway(world, "--labels", str(labels), "--call-timeout", "2",
+                           errlog=errlog) as (session, _):
+            before = await _search(session, "translate this text into Klingon", k=3)
+            await _call(session, "register_tool", {})
+            after = []
+            with anyio.fail_after(60):
+                while "translate_to_klingon" not in [t["name"] for t in after]:
+                    await anyio.sleep(0.5)
+                    after = await _search(session, "translate this text into Klingon", k=3)
+            t0 = time.monotonic()
+            hung = await _call(session, "wait_forever", {})
+            return before, after, hung, time.monotonic() - t0
+
+    before, after, hung, seconds = anyio.run(scenario)
+    assert "translate_to_klingon" not in [t["name"] for t in before]
+    assert after[0]["name"] == "translate_to_klingon" and after[0]["server"] == "test"
+    assert hung.is_error and "took longer than 2 s and was cancelled" in hung.content[0].text
+    assert seconds < 10
+    errlog.seek(0)
+    with errlog:
+        assert "server 'test': tool 'bad name' skipped" in errlog.read()
+
+
+def test_policy_deny_read_only_and_the_log(world):
+    log = world["tmp"] / "gateway.jsonl"
+
+    async def scenario():
+        async with gateway(world, "--read-only", "--deny", "git_*", "--log", str(log)) as (s, _):
+            await _search(s, "write a file, and show the git status")
+            return (await _call(s, "write_file", {"path": str(world["root"] / "x"),
+                                                  "content": "secret"}),
+                    await _call(s, "git_status", {"repo_path": str(world["repo"])}),
+                    await _call(s, "get_current_time", {"timezone": "UTC"}))
+
+    write, status, now = anyio.run(scenario)
+    assert write.is_error and "runs read-only" in write.content[0].text
+    assert status.is_error and "matches --deny 'git_*'" in status.content[0].text
+    assert not now.is_error
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [e["event"] for e in events] == ["search", "call", "call", "call"]
+    assert events[0]["query"] == "write a file, and show the git status" and events[0]["tools"]
+    assert [e["decision"] for e in events[1:]] == ["refused", "refused", "allowed"]
+    assert "secret" not in log.read_text()  # argument values stay out by default
+
+
+def test_expose_lists_the_last_searchs_tools_and_calls_them_directly(world):
+    async def scenario():
+        async with gateway(world, "--expose") as (session, _):
+            await _search(session, "what time is it in Tokyo", k=2)
+            names = [t.name for t in (await session.list_tools()).tools]
+            res = await session.call_tool("get_current_time", {"timezone": "Asia/Tokyo"})
+            return names, res
+
+    names, res = anyio.run(scenario)
+    assert names[:2] == ["search_tools", "call_tool"] and "get_current_time" in names[2:]
+    assert not res.is_error and res.structured_content["timezone"] == "Asia/Tokyo"
+
+
+def test_http_transport_on_loopback(world):
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "skriskrank", "gateway",
+                             str(world["config"]), "--http", f"127.0.0.1:{port}"],
+                            env={**os.environ, **ENV}, cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+
+    async def scenario():
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        with anyio.fail_after(TIMEOUT):
+            while True:
+                try:
+                    with socket.create_connection(("127.0.0.1", port), timeout=1):
+                        break
+                except OSError:
+                    await anyio.sleep(0.3)
+            async with httpx2.AsyncClient(timeout=60) as http, streamable_http_client(
+                    f"http://127.0.0.1:{port}/mcp", http_client=http) as (read, write, *_), \
+                    ClientSession(read, write) as session:
+                await session.initialize()
+                found = await _search(session, "what time is it in Tokyo")
+                res = await _call(session, "get_current_time", {"timezone": "Asia/Tokyo"})
+                return found, res
+
+    try:
+        found, res = anyio.run(scenario)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=30)
+    assert any(t["name"] == "get_current_time" for t in found)
+    assert not res.is_error
+    assert out == b""
+
+
+@pytest.mark.parametrize("content, fragment", [
+    (None, "Configuration file not found"),
+    ("{not json", "not valid JSON"),
+    ('{"mcpServers": {"x": {"args": []}}}', "server 'x' needs either a command (stdio) or a "
+     "url (HTTP), not neither"),
+    ('{"mcpServers": {"x": {"command": "a", "url": "http://b"}}}', "not both"),
+    ('{"mcpServers": {}}', "at least one server"),
+    ('{"mcpServers": {"x": {"command": "a", "comand": "b"}}}', "unknown key(s) 'comand'"),
+])
+def test_bad_configuration_is_one_line_and_exit_2(tmp_path, capsys, content, fragment):
+    from skriskrank._cli import main
+
+    path = tmp_path / "mcp.json"
+    if content is not None:
+        path.write_text(content)
+    assert main(["gateway", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("skriskrank gateway: error: ")
+    assert fragment in err[0], err
+
+
+def test_an_unknown_option_is_one_line_and_exit_2(tmp_path, capsys):
+    from skriskrank._cli import main
+
+    assert main(["gateway", str(tmp_path / "mcp.json"), "--no-such-option"]) == 2
+    assert main(["gateway", str(tmp_path / "mcp.json"), "--http", "0.0.0.0:8000"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "unrecognized arguments: --no-such-option" in err[0]
+    assert "loopback" in err[1]
