@@ -109,7 +109,7 @@ def explain(pipeline, queries, k=None):
     """Every candidate that reached a pipeline's last step, with why it was kept or dropped.
 
     Runs the fitted pipeline (or any prefix of it, such as ``Pipeline(pipe.steps[:3])``) on
-    ``queries`` once, as ``predict`` does (:func:`trace`), and reads each final candidate's
+    ``queries`` once, as ``predict`` does (``trace``), and reads each final candidate's
     score, broken down into the parts each step added, from the batch it returns. Its top
     ``k`` per query (rows with a ``rank``) equals ``pipeline.predict``.
 

@@ -416,7 +416,7 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
         -------
         X_filtered : RankingBatch
             Ranked lists in filtered order; each candidate keeps its score. A traced batch
-            records each candidate's ``decision`` (a code of :mod:`skriskrank._fast`), the
+            records each candidate's ``decision`` (a code of ``skriskrank._fast``), the
             tool it duplicates (``duplicate_of``, -1 for none) and its gold probability
             (``p_gold``, with a relevance model).
         """

@@ -61,7 +61,7 @@ class DualHeadModule(nn.Module):
     def reset_parameters(self, generator=None):
         """Draw every weight afresh from ``generator`` (None: torch's global generator).
 
-        In the order the layers were built, as :class:`torch.nn.Linear` draws its own; then
+        In the order the layers were built, as ``torch.nn.Linear`` draws its own; then
         the projections' shared orthonormal rows and the residual head's zero output layer.
         """
         with torch.no_grad():

@@ -14,7 +14,7 @@ import pytest
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 API = DOCS / "api.rst"
 PUBLIC_MODULES = ["skriskrank", "skriskrank.metrics", "skriskrank.datasets",
-                  "skriskrank.baselines"]
+                  "skriskrank.baselines", "skriskrank.gateway"]
 
 _CURRENTMODULE = re.compile(r"^\.\. (?:currentmodule|automodule):: (\S+)")
 _AUTO_DIRECTIVE = re.compile(r"^\.\. auto(?:class|function|data|exception):: (\S+)")

@@ -403,3 +403,30 @@ def test_an_unknown_option_is_one_line_and_exit_2(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and "unrecognized arguments: --no-such-option" in err[0]
     assert "loopback" in err[1]
+
+
+def test_a_review_file_round_trips_and_a_changed_tool_is_refused(world):
+    review = world["tmp"] / "review.json"
+    proc = subprocess.run([sys.executable, "-m", "skriskrank", "gateway", str(world["config"]),
+                           "--audit", str(review)], capture_output=True, text=True,
+                          env={**os.environ, **ENV}, timeout=TIMEOUT, cwd=ROOT)
+    assert proc.returncode == 0 and proc.stdout.startswith(f"wrote {review}: ")
+    rows = json.loads(review.read_text())
+    row = rows["get_current_time"]
+    assert row["server"] == "time" and len(row["sha256"]) == 64 and row["risk_level"] in (1, 2)
+    # A person reviews once: here get_current_time is raised to level 5, and the definition
+    # of convert_time no longer matches what was reviewed (a "rug pull").
+    rows["get_current_time"]["risk_level"] = 5
+    rows["convert_time"]["sha256"] = "0" * 64
+    review.write_text(json.dumps(rows))
+
+    async def scenario():
+        async with gateway(world, "--labels", str(review)) as (session, _):
+            found = await _search(session, "what time is it in Tokyo, and convert 12:00 UTC")
+            return found, await _call(session, "convert_time", {
+                "source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"})
+
+    found, changed = anyio.run(scenario)
+    levels = {t["name"]: (t["risk_level"], t["risk_predicted"]) for t in found}
+    assert levels.get("get_current_time", (5, False)) == (5, False)
+    assert changed.is_error and "changed since it was reviewed" in changed.content[0].text

@@ -27,7 +27,24 @@ SEPARATOR = "__"
 
 
 def tool_hash(tool: dict) -> str:
-    """SHA-256 of a tool's name, description and input schema, as canonical JSON."""
+    """SHA-256 of a tool's name, description and input schema, as canonical JSON.
+
+    Parameters
+    ----------
+    tool : dict
+        A tool of a ``tools/list`` result.
+
+    Returns
+    -------
+    digest : str
+        64 hexadecimal digits.
+
+    Examples
+    --------
+    >>> from skriskrank.gateway import tool_hash
+    >>> len(tool_hash({"name": "read_file", "description": "Read a file"}))
+    64
+    """
     body = {key: tool.get(key) for key in ("name", "description", "inputSchema")}
     return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=True).encode()).hexdigest()
 
@@ -93,7 +110,7 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5) -> Catalogue
         (``{"risk_level": 2, "sha256": ...}``). A row whose SHA-256 no longer matches the
         tool is not applied, and the tool is flagged ``changed``.
     auditor : RiskAuditor, default=None
-        Grades the tools without a level; ``None`` is :meth:`RiskAuditor.pretrained`.
+        Grades the tools without a level; ``None`` is :meth:`~skriskrank.RiskAuditor.pretrained`.
     k : int, default=5
         The list length of the pipeline.
 

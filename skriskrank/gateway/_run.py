@@ -15,7 +15,14 @@ __all__ = ["check", "review", "run"]
 
 
 async def run(gateway, *, http=None) -> None:
-    """Serve ``gateway`` over stdio, or over streamable HTTP at ``http=(host, port)``.
+    """Serve ``gateway`` over stdio, or over streamable HTTP.
+
+    Parameters
+    ----------
+    gateway : Gateway
+        The gateway to serve; its servers start here.
+    http : tuple of (str, int) or None, default=None
+        ``(host, port)`` to serve streamable HTTP at ``/mcp``; ``None`` serves stdio.
 
     Returns when the client closes the connection (stdio) or the process is interrupted
     (HTTP); every server the gateway started has ended by then.
@@ -50,7 +57,18 @@ async def run(gateway, *, http=None) -> None:
 
 
 async def check(gateway) -> list[dict]:
-    """Start every server once, and return each one's state, tool count and error."""
+    """Start every server once, and return each one's state, tool count and error.
+
+    Parameters
+    ----------
+    gateway : Gateway
+        The gateway whose servers to check.
+
+    Returns
+    -------
+    status : list of dict
+        ``server``, ``state`` (``"ready"`` or ``"failed"``), ``tools`` and ``error``.
+    """
     async with anyio.create_task_group() as tg:
         for downstream in gateway.downstreams:
             tg.start_soon(downstream.run)
@@ -64,11 +82,18 @@ async def review(gateway, path) -> dict:
     """Grade every tool of the servers and write the review file a person checks once.
 
     The file is a JSON object from each tool's gateway name to its row of the audit
-    (:meth:`RiskAuditor.audit`), its server, the SHA-256 of its definition and the
+    (:meth:`~skriskrank.RiskAuditor.audit`), its server, the SHA-256 of its definition and the
     ``risk_level`` the gateway will use: the declared one where there is one, else the
     auditor's. A person edits ``risk_level`` where they disagree; ``--labels`` reads the file
     back, and a tool whose definition no longer matches its SHA-256 is refused until it is
     reviewed again.
+
+    Parameters
+    ----------
+    gateway : Gateway
+        The gateway whose servers to grade; its ``labels`` are applied.
+    path : str or path-like
+        The JSON file to write.
 
     Returns
     -------

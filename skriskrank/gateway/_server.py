@@ -31,7 +31,10 @@ __all__ = ["CALL_TOOL", "SEARCH_TOOL", "Gateway"]
 
 log = logging.getLogger("skriskrank.gateway")
 
-SEARCH_TOOL, CALL_TOOL = "search_tools", "call_tool"
+#: The gateway's search tool: ``{"query": str, "k": int}``.
+SEARCH_TOOL = "search_tools"
+#: The gateway's guarded call: ``{"name": str, "arguments": object}``.
+CALL_TOOL = "call_tool"
 #: Sessions whose searches the gateway remembers (HTTP; stdio has one).
 MAX_SESSIONS = 1_000
 #: Seconds a first search waits for the catalogue while the servers start.
