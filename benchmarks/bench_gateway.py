@@ -87,8 +87,9 @@ async def bench_calls(servers, tmp, n_calls):
                 await direct[server].call_tool(tool, arguments)
             d, g = [], []
             for _ in range(n_calls):
-                dt, r1 = await _timed(lambda: direct[server].call_tool(tool, arguments))
-                gt, r2 = await _timed(lambda: gateway.call_tool("call_tool", via))
+                dt, r1 = await _timed(lambda s=direct[server], t=tool, a=arguments:
+                                      s.call_tool(t, a))
+                gt, r2 = await _timed(lambda v=via: gateway.call_tool("call_tool", v))
                 assert not r1.is_error and not r2.is_error and r1.content == r2.content
                 d.append(dt)
                 g.append(gt)

@@ -9,24 +9,49 @@ smoother and a greedy rule filter, each a scikit-learn estimator that composes i
 :class:`sklearn.pipeline.Pipeline`.
 """
 
-from ._auditor import RiskAuditor
-from ._batch import RankingBatch
-from ._embedding import FrozenEmbedder
-from ._explain import explain
-from ._filter import RuleFilter, rule_filter
-from ._graph import EDGE_TYPES, GraphSmoother, build_tool_graph
-from ._hints import HINT_DEFAULTS
-from ._need import NeedAwareFilter
-from ._permissions import DEFAULT_PERMISSION_KEYWORDS, PERMISSION_CATEGORIES, derive_permissions
-from ._persist import ModelFileError, UntrustedTypeError, load, save
-from ._pipeline import build_pipeline, catalogue_pipeline
-from ._registry import ToolRegistry
-from ._reranker import RiskAwareReranker
-from ._retriever import DenseRetriever
-from ._rubric import UNKNOWN_RISK
-from ._tool_text import format_parameters
-from ._tools import load_tools
-from .metrics import best_under_risk_budget, make_ranking_scorer, ranking_report
+import importlib
+
+#: Where each public name lives. The modules load on first use (PEP 562), so that importing
+#: the package, and the command line's --help, do not pay for scikit-learn, torch and numba.
+_EXPORTS = {
+    "._auditor": ["RiskAuditor"],
+    "._batch": ["RankingBatch"],
+    "._embedding": ["FrozenEmbedder"],
+    "._explain": ["explain"],
+    "._filter": ["RuleFilter", "rule_filter"],
+    "._graph": ["EDGE_TYPES", "GraphSmoother", "build_tool_graph"],
+    "._hints": ["HINT_DEFAULTS"],
+    "._need": ["NeedAwareFilter"],
+    "._permissions": ["DEFAULT_PERMISSION_KEYWORDS", "PERMISSION_CATEGORIES",
+                      "derive_permissions"],
+    "._persist": ["ModelFileError", "UntrustedTypeError", "load", "save"],
+    "._pipeline": ["build_pipeline", "catalogue_pipeline"],
+    "._registry": ["ToolRegistry"],
+    "._reranker": ["RiskAwareReranker"],
+    "._retriever": ["DenseRetriever"],
+    "._rubric": ["UNKNOWN_RISK"],
+    "._tool_text": ["format_parameters"],
+    "._tools": ["load_tools"],
+    ".metrics": ["best_under_risk_budget", "make_ranking_scorer", "ranking_report"],
+}
+_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
+_SUBPACKAGES = {"baselines", "datasets", "gateway", "metrics"}
+
+
+def __getattr__(name):
+    if name in _WHERE:
+        value = getattr(importlib.import_module(_WHERE[name], __name__), name)
+    elif name in _SUBPACKAGES:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted({*globals(), *_WHERE, *_SUBPACKAGES})
+
 
 __version__ = "0.1.0"
 

@@ -12,10 +12,9 @@ import os
 import sys
 import time
 
-import numpy as np
-
+# Only the standard library here: ``skriskrank --help`` imports nothing else. Each command
+# imports what it uses.
 from ._inputs import check_query
-from .datasets import load_queries_jsonl, load_registry_csv
 
 __all__ = ["main"]
 
@@ -73,6 +72,7 @@ def _registry(paths, labels=None):
     """The catalogue of ``--tools`` files (or one CSV), unlabelled tools graded by the auditor."""
     from . import RiskAuditor, load_tools
     from ._tools import read_levels
+    from .datasets import load_registry_csv
 
     if len(paths) == 1 and str(paths[0]).lower().endswith(".csv"):
         registry = load_registry_csv(paths[0])
@@ -85,6 +85,7 @@ def _registry(paths, labels=None):
 def fit(args) -> int:
     from . import build_pipeline, save
     from ._persist import _check_output
+    from .datasets import load_queries_jsonl
 
     _check_output(args.output)  # before any work: a bad path fails now, not after training
     registry = _registry(args.tools, args.labels)
@@ -125,6 +126,7 @@ def rank(args) -> int:
 
 
 def evaluate(args) -> int:
+    from .datasets import load_queries_jsonl
     from .metrics import ranking_report
 
     pipe = _load_pipeline(args.model)
@@ -155,13 +157,14 @@ def serve(args) -> int:
 
 
 def demo(args) -> int:
+    import numpy as np
     from sklearn.model_selection import train_test_split
     from sklearn.pipeline import Pipeline
 
     from . import NeedAwareFilter
     from ._audit_cli import audit_summary
     from ._pipeline import build_pipeline
-    from .datasets import load_demo
+    from .datasets import load_demo, load_queries_jsonl, load_registry_csv
     from .metrics import ranking_report
 
     t0 = time.perf_counter()

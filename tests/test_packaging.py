@@ -27,3 +27,28 @@ def test_runtime_dependencies_are_imported():
                 for m in re.findall(r"^\s*(?:from|import) (\w+)", src, re.M)}
     for name in ("threadpoolctl", "numba"):
         assert name in REQUIRES and name in imported
+
+
+HEAVY = ("sklearn", "torch", "skorch", "sentence_transformers", "numba", "scipy", "pandas")
+
+
+@pytest.mark.parametrize("code", [
+    "import skriskrank",
+    "from skriskrank._cli import _parser; _parser().format_help()",
+])
+def test_the_package_and_the_command_line_load_nothing_heavy(code):
+    """Importing the package and printing --help pay for the standard library only."""
+    import subprocess
+    import sys
+
+    probe = f"{code}; import sys; print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True, cwd=ROOT).stdout
+    assert out.strip() == "[]"
+
+
+def test_every_public_name_loads_on_first_use():
+    import skriskrank
+
+    for name in skriskrank.__all__:
+        assert getattr(skriskrank, name) is not None

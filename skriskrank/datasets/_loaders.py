@@ -423,7 +423,7 @@ def load_sealtools(data_dir: str | PathLike,
 
 # -- users' own files ---------------------------------------------------------------------------
 def load_registry_csv(path: str | PathLike, *, permission_keywords=None) -> ToolRegistry:
-    r"""Load a tool catalogue from a CSV file, as :meth:`~skriskrank.ToolRegistry.to_frame` writes it.
+    r"""Load a tool catalogue from a CSV file, as ``ToolRegistry.to_frame`` writes it.
 
     Parameters
     ----------
