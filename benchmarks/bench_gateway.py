@@ -90,7 +90,9 @@ async def bench_calls(servers, tmp, n_calls):
                 dt, r1 = await _timed(lambda s=direct[server], t=tool, a=arguments:
                                       s.call_tool(t, a))
                 gt, r2 = await _timed(lambda v=via: gateway.call_tool("call_tool", v))
-                assert not r1.is_error and not r2.is_error and r1.content == r2.content
+                assert not r1.is_error and not r2.is_error
+                # The clock moves between the two calls; a file's text does not.
+                assert tool == "get_current_time" or r1.content == r2.content
                 d.append(dt)
                 g.append(gt)
             out[tool] = {"direct_p50": statistics.median(d), "gateway_p50": statistics.median(g),
