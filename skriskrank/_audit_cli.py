@@ -9,7 +9,7 @@ __all__ = ["add_audit_parser", "audit_summary", "format_audit", "run_audit"]
 MSG_OUT_SUFFIX = "--out must end in .csv or .json, got {path}."
 
 
-def add_audit_parser(subparsers) -> None:
+def add_audit_parser(subparsers, backend) -> None:
     """Add the ``audit`` command to the ``skriskrank`` parser's subparsers."""
     p = subparsers.add_parser(
         "audit", help="grade the risk of MCP, OpenAI or Anthropic tools (offline)",
@@ -25,6 +25,7 @@ def add_audit_parser(subparsers) -> None:
     p.add_argument("--trust-hints", action="store_true",
                    help="let readOnlyHint lower levels (only for servers you control)")
     p.add_argument("--all", action="store_true", help="print every tool, not only the first 50")
+    p.add_argument("--backend", **backend)
     p.set_defaults(handler=run_audit)
 
 
@@ -66,7 +67,7 @@ def run_audit(args) -> int:
     params = {"show_progress_bar": True}
     if args.coverage is not None:
         params["coverage"] = args.coverage
-    auditor = RiskAuditor.pretrained(**params)
+    auditor = RiskAuditor.pretrained(**params, backend=args.backend)
     frame = auditor.audit(registry)
     n_review = int(frame["needs_review"].sum())
     print(f"skriskrank audit: {len(frame)} tools from {len(args.tools)} file(s); "

@@ -117,6 +117,8 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
     cache : bool or str, default=True
         Embedding cache, as for :class:`FrozenEmbedder`: in memory, plus on disk when a
         directory is given.
+    backend : {"torch", "onnx"}, default="torch"
+        What runs the encoder, as for :class:`FrozenEmbedder`.
     show_progress_bar : bool or None, default=None
         A tqdm progress bar while encoding; ``None`` shows one for more than 1,000 texts.
 
@@ -171,6 +173,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         "model": [str, os.PathLike, None],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "cache": ["boolean", str, os.PathLike],
+        "backend": [StrOptions({"torch", "onnx"})],
         "show_progress_bar": ["boolean", None],
     }
 
@@ -187,6 +190,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         model=None,
         batch_size=64,
         cache=True,
+        backend="torch",
         show_progress_bar=None,
     ):
         self.coverage = coverage
@@ -199,6 +203,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         self.model = model
         self.batch_size = batch_size
         self.cache = cache
+        self.backend = backend
         self.show_progress_bar = show_progress_bar
 
     def __sklearn_tags__(self):
@@ -245,7 +250,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         # The pipeline's own encoder and process cache: a registry the auditor has graded is
         # not encoded again when the pipeline fits on it (same texts, same model).
         return encode(texts, model=self.model, batch_size=self.batch_size, cache=self.cache,
-                      show_progress_bar=self.show_progress_bar)
+                      show_progress_bar=self.show_progress_bar, backend=self.backend)
 
     def _lexical(self, texts: list[str]) -> sparse.csr_matrix:
         # Hashing needs no vocabulary to store, so the weights file stays small and pickle-free.

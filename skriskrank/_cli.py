@@ -68,7 +68,7 @@ def _load_pipeline(path):
 
 
 # -- loading --------------------------------------------------------------------------------
-def _registry(paths, labels=None):
+def _registry(paths, labels=None, backend="torch"):
     """The catalogue of ``--tools`` files (or one CSV), unlabelled tools graded by the auditor."""
     from . import RiskAuditor, load_tools
     from ._tools import read_levels
@@ -78,7 +78,7 @@ def _registry(paths, labels=None):
         registry = load_registry_csv(paths[0])
     else:
         registry = load_tools(paths, risk=read_levels(labels) if labels else None)
-    return RiskAuditor.pretrained(show_progress_bar=True).grade(registry)
+    return RiskAuditor.pretrained(show_progress_bar=True, backend=backend).grade(registry)
 
 
 # -- the commands ---------------------------------------------------------------------------
@@ -88,9 +88,10 @@ def fit(args) -> int:
     from .datasets import load_queries_jsonl
 
     _check_output(args.output)  # before any work: a bad path fails now, not after training
-    registry = _registry(args.tools, args.labels)
+    registry = _registry(args.tools, args.labels, args.backend)
     data = load_queries_jsonl(args.queries, registry)
     pipe = build_pipeline(registry, k=args.k, need_aware=args.need_aware, epochs=args.epochs,
+                          backend=args.backend,
                           risk_weight=args.risk_weight, verbose=1)
     t0 = time.perf_counter()
     pipe.fit(data.queries, data.relevant)
@@ -151,7 +152,8 @@ def serve(args) -> int:
     if (args.model is None) == (not args.tools):
         raise ValueError(MSG_ONE_SOURCE)
     pipe = (_load_pipeline(args.model) if args.model
-            else catalogue_pipeline(_registry(args.tools, args.labels), k=args.k))
+            else catalogue_pipeline(_registry(args.tools, args.labels, args.backend), k=args.k,
+                                    backend=args.backend))
     run(pipe)
     return 0
 
@@ -227,6 +229,8 @@ def _parser():
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     tools = dict(action="append", metavar="TOOLS", help="a tool catalogue: an MCP tools/list "
                  "result, an OpenAI or Anthropic tool list (JSON), or a CSV; repeatable")
+    backend = dict(choices=["torch", "onnx"], default="torch",
+                   help="what runs the encoder: PyTorch (default) or ONNX Runtime (CPU)")
     labels = dict(help='JSON object of declared risk levels: {"tool": 1..5}; the packaged '
                   "RiskAuditor grades the other tools")
 
@@ -242,6 +246,7 @@ def _parser():
     p.add_argument("--need-aware", action="store_true",
                    help="end with the NeedAwareFilter instead of the paper's RuleFilter")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
+    p.add_argument("--backend", **backend)
     p.set_defaults(handler=fit)
 
     p = sub.add_parser("rank", help="rank the tools of a fitted model for one query")
@@ -264,6 +269,7 @@ def _parser():
     p.add_argument("--tools", **tools)
     p.add_argument("--labels", **labels)
     p.add_argument("--k", type=_count, default=5, help="default list length (default 5)")
+    p.add_argument("--backend", **backend)
     p.set_defaults(handler=serve)
 
     p = sub.add_parser("demo", help="fit the pipeline and compare rankings on held-out queries")
@@ -280,8 +286,8 @@ def _parser():
     from ._audit_cli import add_audit_parser
     from .gateway._cli import add_gateway_parser
 
-    add_audit_parser(sub)
-    add_gateway_parser(sub, _count)
+    add_audit_parser(sub, backend)
+    add_gateway_parser(sub, _count, backend)
     return parser
 
 

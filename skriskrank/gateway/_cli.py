@@ -39,7 +39,7 @@ def _level(value: str) -> int:
     return int(value)
 
 
-def add_gateway_parser(subparsers, count) -> None:
+def add_gateway_parser(subparsers, count, backend) -> None:
     """Add the ``gateway`` command to the ``skriskrank`` parser's subparsers."""
     p = subparsers.add_parser(
         "gateway", help="a risk-aware MCP gateway in front of your MCP servers",
@@ -78,6 +78,7 @@ def add_gateway_parser(subparsers, count) -> None:
     p.add_argument("--log", metavar="PATH", help="append every search and call as a JSON line")
     p.add_argument("--log-arguments", action="store_true",
                    help="also log the arguments of each call")
+    p.add_argument("--backend", **backend)
     p.set_defaults(handler=run_gateway)
 
 
@@ -106,7 +107,7 @@ def run_gateway(args) -> int:
     gateway = Gateway(servers, policy=policy, labels=labels, k=args.k,
                       call_timeout=args.call_timeout, start_timeout=args.start_timeout,
                       log=EventLog(args.log, log_arguments=args.log_arguments),
-                      expose=args.expose)
+                      expose=args.expose, backend=args.backend)
     if args.check:
         status = anyio.run(check, gateway)
         width = max(len(s["server"]) for s in status)

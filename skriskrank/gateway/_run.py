@@ -106,9 +106,10 @@ async def review(gateway, path) -> dict:
         for downstream in gateway.downstreams:
             tg.start_soon(downstream.run)
         await gateway.settled()
-        auditor = RiskAuditor.pretrained()
+        auditor = RiskAuditor.pretrained(backend=gateway.backend)
         catalogue = await anyio.to_thread.run_sync(lambda: build_catalogue(
-            gateway.downstreams, labels=gateway.labels, auditor=auditor, k=gateway.k))
+            gateway.downstreams, labels=gateway.labels, auditor=auditor, k=gateway.k,
+            backend=gateway.backend))
         tg.cancel_scope.cancel()
     rows = {}
     if catalogue.registry is not None:

@@ -98,16 +98,18 @@ class Gateway:
         Where searches and calls are recorded.
     expose : bool, default=False
         List the last search's tools in the gateway's own ``tools/list``.
+    backend : {"torch", "onnx"}, default="torch"
+        What runs the encoder that grades and searches.
     """
 
     def __init__(self, servers, *, policy=None, labels=None, k=5, call_timeout=60.0,
-                 start_timeout=60.0, log=None, expose=False):
+                 start_timeout=60.0, log=None, expose=False, backend="torch"):
         spawn_lock = anyio.Lock()
         self.downstreams = [Downstream(s, call_timeout=call_timeout, start_timeout=start_timeout,
                                        on_change=self._changed, spawn_lock=spawn_lock)
                             for s in servers]
         self.policy, self.labels, self.k = policy or Policy(), labels, k
-        self.log, self.expose = log or EventLog(None), expose
+        self.log, self.expose, self.backend = log or EventLog(None), expose, backend
         self.catalogue = Catalogue(entries={})
         self.ready = anyio.Event()
         self._dirty = anyio.Event()
@@ -145,9 +147,9 @@ class Gateway:
 
         def build():
             if self._auditor is None:
-                self._auditor = RiskAuditor.pretrained()
+                self._auditor = RiskAuditor.pretrained(backend=self.backend)
             return build_catalogue(self.downstreams, labels=self.labels, auditor=self._auditor,
-                                   k=self.k)
+                                   k=self.k, backend=self.backend)
 
         t0 = time.perf_counter()
         catalogue = await anyio.to_thread.run_sync(build)

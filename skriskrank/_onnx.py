@@ -1,0 +1,156 @@
+"""The sentence encoder through ONNX Runtime: exported once, offline, from the installed weights.
+
+``backend="onnx"`` of :class:`~skriskrank.FrozenEmbedder` (and of the auditor, the command
+line and the gateway) runs the encoder's transformer in ONNX Runtime instead of PyTorch. The
+graph is exported the first time it is needed, from the weights already on disk (nothing is
+downloaded), with mean pooling and L2 normalisation inside it, and kept in a cache directory
+(``$SKRISKRANK_CACHE`` or ``~/.cache/skriskrank``) under a name that identifies the weights
+and the exporter. Texts are tokenised with the model's own fast tokenizer, truncated to its
+``max_seq_length``, and batched by length, as sentence-transformers does.
+
+Only models that sentence-transformers runs as a transformer, mean pooling and normalisation
+(all-MiniLM-L6-v2, the default, is one) are supported; others keep ``backend="torch"``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["OnnxEncoder"]
+
+MSG_NO_ORT = "backend='onnx' needs onnxruntime and onnx: pip install 'skriskrank[onnx]' ({error})."
+MSG_UNSUPPORTED = (
+    "backend='onnx' runs sentence-transformers models made of a transformer, mean pooling and "
+    "normalisation; {path} is not one ({why}). Use backend='torch'."
+)
+
+
+def _cache_dir() -> Path:
+    return Path(os.environ.get("SKRISKRANK_CACHE", Path.home() / ".cache" / "skriskrank"))
+
+
+def _check_model(model_dir: Path) -> int:
+    """The model's ``max_seq_length``, after checking that its modules are supported."""
+    try:
+        modules = [m["type"].rsplit(".", 1)[-1] for m in
+                   json.loads((model_dir / "modules.json").read_text())]
+        pooling = json.loads((model_dir / "1_Pooling" / "config.json").read_text())
+        config = json.loads((model_dir / "sentence_bert_config.json").read_text())
+    except (OSError, ValueError, KeyError) as err:
+        raise ValueError(MSG_UNSUPPORTED.format(path=model_dir, why=err)) from None
+    if modules != ["Transformer", "Pooling", "Normalize"] or not pooling.get(
+            "pooling_mode_mean_tokens") or not (model_dir / "tokenizer.json").is_file():
+        raise ValueError(MSG_UNSUPPORTED.format(path=model_dir, why=f"modules {modules}"))
+    return int(config.get("max_seq_length", 256))
+
+
+def _export(model_dir: Path, path: Path) -> None:
+    """Write the transformer, mean pooling and normalisation as one ONNX graph, atomically."""
+    import torch
+    from transformers import AutoModel
+
+    class Pooled(torch.nn.Module):
+        def __init__(self, bert):
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            hidden = self.bert(input_ids=input_ids, attention_mask=attention_mask,
+                               token_type_ids=token_type_ids).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+            mean = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(mean, p=2, dim=1)
+
+    bert = AutoModel.from_pretrained(model_dir, attn_implementation="eager",
+                                     local_files_only=True).eval()
+    ids = torch.tensor([[101, 7592, 2088, 102], [101, 7592, 102, 0]])
+    axes = {"batch": 0, "sequence": 1}
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".onnx.tmp")
+    os.close(fd)
+    try:
+        # The TorchScript exporter, deprecated since torch 2.9 but still shipped (the
+        # torch.export one needs onnxscript). Its tracer warns where transformers compares
+        # shapes in Python; those comparisons hold for every input of this graph (the mask is
+        # as long as the sequence), and the tests compare the exported encoder with torch's.
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(Pooled(bert), (ids, (ids != 0).long(), torch.zeros_like(ids)), tmp,
+                              input_names=names, output_names=["embedding"], opset_version=17,
+                              dynamic_axes={**{n: {v: k for k, v in axes.items()} for n in names},
+                                            "embedding": {0: "batch"}}, dynamo=False)
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+class OnnxEncoder:
+    """A sentence encoder that runs an exported ONNX graph; its ``encode`` is the torch one's.
+
+    Parameters
+    ----------
+    model_dir : str or path-like
+        A sentence-transformers model directory (transformer, mean pooling, normalisation).
+    cache_dir : str or path-like or None, default=None
+        Where the exported graph is kept; ``None`` is ``$SKRISKRANK_CACHE`` or
+        ``~/.cache/skriskrank``.
+    """
+
+    def __init__(self, model_dir, cache_dir=None):
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise ValueError(MSG_NO_ORT.format(error=exc)) from None
+        import torch
+        import transformers
+
+        model_dir = Path(model_dir)
+        max_length = _check_model(model_dir)
+        weights = sorted(model_dir.glob("*.safetensors")) or sorted(model_dir.glob("*.bin"))
+        # The file's name identifies the weights and the exporter that made it.
+        key = json.dumps([str(model_dir.resolve()), [(w.name, w.stat().st_size,
+                                                      w.stat().st_mtime_ns) for w in weights],
+                          torch.__version__, transformers.__version__, ort.__version__])
+        path = (Path(cache_dir) if cache_dir else _cache_dir()) / "onnx" / (
+            hashlib.sha256(key.encode()).hexdigest()[:24] + ".onnx")
+        if not path.is_file():
+            _export(model_dir, path)
+        options = ort.SessionOptions()
+        options.inter_op_num_threads = 1
+        self.session = ort.InferenceSession(str(path), options,
+                                            providers=["CPUExecutionProvider"])
+        self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        self.tokenizer.enable_truncation(max_length)
+        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self.path = path
+        # The hidden size, from the model's config (the graph's output is [batch, hidden]).
+        self.dim = int(json.loads((model_dir / "config.json").read_text())["hidden_size"])
+
+    def encode(self, texts, *, batch_size=64, show_progress_bar=False) -> np.ndarray:
+        """L2-normalised float32 embeddings of ``texts``, longest first within the batching."""
+        from tqdm.auto import tqdm
+
+        texts = list(texts)
+        out = np.empty((len(texts), self.dim), np.float32)
+        # Longest first, as sentence-transformers does: a batch pads to its longest text, so
+        # batching texts of like length wastes the least work.
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        starts = range(0, len(texts), batch_size)
+        for s in tqdm(starts, desc="Batches", disable=not show_progress_bar):
+            rows = order[s:s + batch_size]
+            enc = self.tokenizer.encode_batch([texts[i] for i in rows])
+            ids = np.array([e.ids for e in enc], dtype=np.int64)
+            feed = {"input_ids": ids,
+                    "attention_mask": np.array([e.attention_mask for e in enc], np.int64),
+                    "token_type_ids": np.zeros_like(ids)}
+            out[rows] = self.session.run(None, feed)[0]
+        return out
