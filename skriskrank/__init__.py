@@ -25,6 +25,7 @@ _EXPORTS = {
     "._permissions": ["DEFAULT_PERMISSION_KEYWORDS", "PERMISSION_CATEGORIES",
                       "derive_permissions"],
     "._persist": ["ModelFileError", "UntrustedTypeError", "load", "save"],
+    "._poisoning": ["POISONING_FLAGS", "scan_tools"],
     "._pipeline": ["build_pipeline", "catalogue_pipeline"],
     "._registry": ["ToolRegistry"],
     "._reranker": ["RiskAwareReranker"],
@@ -58,9 +59,10 @@ __version__ = "0.1.0"
 __all__ = [
     "DEFAULT_PERMISSION_KEYWORDS", "EDGE_TYPES", "HINT_DEFAULTS", "PERMISSION_CATEGORIES",
     "UNKNOWN_RISK", "DenseRetriever", "FrozenEmbedder", "GraphSmoother", "ModelFileError",
-    "NeedAwareFilter", "RankingBatch", "RiskAuditor", "RiskAwareReranker", "RuleFilter",
+    "NeedAwareFilter", "POISONING_FLAGS", "RankingBatch", "RiskAuditor", "RiskAwareReranker",
+    "RuleFilter",
     "ToolRegistry", "UntrustedTypeError", "best_under_risk_budget", "build_pipeline",
     "build_tool_graph", "catalogue_pipeline", "derive_permissions", "explain",
     "format_parameters", "load", "load_tools", "make_ranking_scorer", "ranking_report",
-    "rule_filter", "save",
+    "rule_filter", "save", "scan_tools",
 ]

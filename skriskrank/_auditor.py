@@ -25,8 +25,9 @@ from ._encoder import encode
 from ._encoder import resolve_model as _resolve_model
 from ._hints import _hint_permissions, describe_hints
 from ._permissions import _CAMEL
+from ._poisoning import flagged, scan_tools
 from ._registry import ToolRegistry
-from ._rubric import LEVELS, RISKY_LEVEL, UNKNOWN_RISK, is_level
+from ._rubric import LEVELS, RISKY_LEVEL, SEVERE_LEVEL, UNKNOWN_RISK, is_level
 
 __all__ = ["DEFAULT_COVERAGE", "LEVELS", "PRETRAINED_FILE", "RiskAuditor"]
 
@@ -330,10 +331,12 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
 
     # -- prediction ---------------------------------------------------------------------------
     def predict_proba(self, X) -> np.ndarray:
-        """Probability of each level 1..5 per tool, after the hints' bounds.
+        """Probability of each level 1..5 per tool, after the hints' and the flags' bounds.
 
         A tool whose author marks it destructive has its probability below level 3 moved to
-        level 3; a trusted read-only tool has its probability above level 3 moved to level 3.
+        level 3; a trusted read-only tool has its probability above level 3 moved to level 3;
+        a tool flagged for poisoning (:func:`scan_tools`) has its probability below level 4
+        moved to level 4.
 
         Parameters
         ----------
@@ -356,13 +359,16 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         text_P = softmax(logits + self.intercept_.astype(np.float64), axis=1)
         P = text_P.copy()
         if isinstance(X, ToolRegistry):
-            # A destructive tool is at least level 3, a trusted read-only one at most level 3.
-            low = X.declares_destructive
+            # A destructive tool is at least level 3, a trusted read-only one at most level 3,
+            # and a tool flagged for poisoning at least level 4, whatever its hints say.
+            poisoned = flagged(X)
+            low = X.declares_destructive & ~poisoned
             read_only = np.array([h.get("readOnlyHint") is True for h in X.declared_hints],
                                  dtype=bool)
-            high = ~low & X.hints_trusted & read_only
-            P[low, RISKY_LEVEL - 1] += P[low, :RISKY_LEVEL - 1].sum(axis=1)
-            P[low, :RISKY_LEVEL - 1] = 0.0
+            high = ~low & ~poisoned & X.hints_trusted & read_only
+            for rows, floor in ((low, RISKY_LEVEL), (poisoned, SEVERE_LEVEL)):
+                P[rows, floor - 1] += P[rows, :floor - 1].sum(axis=1)
+                P[rows, :floor - 1] = 0.0
             P[high, RISKY_LEVEL - 1] += P[high, RISKY_LEVEL:].sum(axis=1)
             P[high, RISKY_LEVEL:] = 0.0
         return texts, text_P, P
@@ -536,8 +542,10 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         Returns
         -------
         registry : ToolRegistry
-            The same registry when every tool has a level; otherwise a copy with the
-            unknown ones graded (conservatively, with this auditor's ``coverage``).
+            The same registry when every tool has a level and nothing is flagged; otherwise
+            a copy with what :func:`scan_tools` found added to the flags and the unknown
+            levels graded (conservatively, with this auditor's ``coverage``; a flagged tool
+            at least level 4).
 
         Examples
         --------
@@ -549,6 +557,8 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         >>> graded.risk_source.tolist(), bool(graded.risk[0] >= 3)
         (['predicted', 'declared'], True)
         """
+        findings = scan_tools(registry)
+        registry = registry.with_flags(findings) if any(findings) else registry
         unknown = ~registry.risk_known
         if not unknown.any():
             return registry
@@ -573,14 +583,20 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
             Columns ``name``, ``declared`` (nullable ``Int64``), ``predicted``, ``median``
             (the ``coverage=0.5`` level), ``p_risky`` (``P(level >= 3)``), ``hints`` (the
             declared hints in words, ``"read-only, closed-world"``), ``permissions``,
+            ``flags`` (what :func:`scan_tools` found, ``"injection;shadowing"``),
             ``needs_review`` (bool) and ``reason`` (why, ``""`` when not). A tool needs
-            review when the model is unsure (``p_risky`` within ``review_margin`` of 0.5),
-            when it disagrees with a declared level by two or more levels, or when a hint
-            contradicts the text (a read-only hint on a tool whose text deletes or writes,
-            or a non-destructive hint on a tool the text grades at level 4 or 5).
+            review when it is flagged (and is then graded at least level 4), when the model
+            is unsure (``p_risky`` within ``review_margin`` of 0.5), when it disagrees with a
+            declared level by two or more levels, or when a hint contradicts the text (a
+            read-only hint on a tool whose text deletes or writes, or a non-destructive hint
+            on a tool the text grades at level 4 or 5). A sequence of texts is not scanned.
         """
         import pandas as pd
 
+        findings = None
+        if isinstance(X, ToolRegistry):
+            findings = scan_tools(X)
+            X = X.with_flags(findings) if any(findings) else X
         texts, text_P, P = self._probabilities(X)
         n = len(texts)
         predicted = self._quantile(P, self.coverage)
@@ -609,7 +625,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         text_risky = text_P[:, RISKY_LEVEL - 1:].sum(axis=1)
         reasons = []
         for i, (tool_hints, tool_perms) in enumerate(zip(hints, perms, strict=True)):
-            why = []
+            why = [f"{flag}: {found}" for flag, found in (findings[i] if findings else {}).items()]
             if abs(p_risky[i] - 0.5) < self.review_margin:
                 why.append(f"unsure: P(level >= 3) = {p_risky[i]:.2f}")
             if declared[i] is not None and abs(int(declared[i]) - int(median[i])) >= 2:
@@ -618,7 +634,8 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
             # model's reading of the text before the hints bounded it.
             writes = ("file_write" in (tool_perms - _hint_permissions(tool_hints))
                       or text_risky[i] >= 0.5)
-            if tool_hints.get("readOnlyHint") is True and writes:
+            if tool_hints.get("readOnlyHint") is True and writes and not (
+                    findings and "hint_mismatch" in findings[i]):
                 why.append("marked read-only but its text writes, deletes or is risky")
             if tool_hints.get("destructiveHint") is False and not tool_hints.get("readOnlyHint") \
                     and text_level[i] >= 4:
@@ -632,6 +649,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
             "p_risky": p_risky,
             "hints": [describe_hints(h) for h in hints],
             "permissions": [";".join(sorted(p)) for p in perms],
+            "flags": [";".join(sorted(f)) for f in (findings or [{}] * n)],
             "needs_review": [bool(r) for r in reasons],
             "reason": reasons,
         })

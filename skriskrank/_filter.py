@@ -31,6 +31,7 @@ from ._fast import (
     filter_scan,
 )
 from ._gold_model import _GoldModel
+from ._poisoning import POISONING_FLAGS, flagged
 from ._rubric import RISKY_LEVEL
 
 __all__ = ["RuleFilter", "rule_filter"]
@@ -360,7 +361,7 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
     [[1, 3, 2, 0]]
     """
 
-    _caches = ("_tools",)  # the per-tool half of the rules, per tool array
+    _caches = ("_tools", "_flagged")  # the per-tool half of the rules, per tool array
 
     _parameter_constraints: dict = {
         **_OPTIONS, "relevance_floor": [Interval(Real, 0, 1, closed="both"), None]}
@@ -423,6 +424,14 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
         X = self._check_input(X, reset=False)
         options = self._options()  # set_params may have changed them
         positions = X.order()
+        held = self._cached("_flagged", (X.registry,), lambda: flagged(X.registry))
+        if held.any():
+            # Tools flagged for poisoning are scanned after every other candidate (stable, so
+            # each group keeps its order): one reaches the list only where the others leave
+            # room.
+            last = held[np.take_along_axis(X.candidates, positions, axis=1)]
+            positions = np.take_along_axis(positions, np.argsort(last, axis=1, kind="stable"),
+                                           axis=1)
         ranked = np.take_along_axis(X.candidates, positions, axis=1)
         p = (None if self.relevance_model_ is None
              else self.relevance_model_.predict_proba(X, positions))
@@ -462,6 +471,10 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
         """
         decision = int(batch.parts["decision"][i, j])
         p = batch.parts["p_gold"][i, j] if "p_gold" in batch.parts else None
+        found = batch.registry.flags[int(batch.candidates[i, j])] & set(POISONING_FLAGS)
+        if found:
+            why = f"held back: flagged {', '.join(sorted(found))} (review the tool)"
+            return (f"kept to fill the list, though {why}" if decision == ACCEPTED else why)
         if decision == ACCEPTED:
             return "accepted"
         if decision == HIGH_RISK:

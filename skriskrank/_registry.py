@@ -38,6 +38,7 @@ MSG_DUPLICATE_NAME = "Duplicate tool name {name!r} (records #{first} and #{secon
 MSG_EMPTY_DESCRIPTION = "Tool {name!r}: description must be a non-empty string, got {desc!r}."
 MSG_UNKNOWN_TOOL = "Unknown tool name(s) not in the registry: {names}."
 MSG_MISSING_COLUMN = "from_frame needs a {col!r} column; the frame has {cols}."
+MSG_FLAGS_LENGTH = "flags must hold one set of flags per tool: {n} tools but {got}."
 MSG_BAD_FLAGS = "Tool {name!r}: flags must be a list of words, got {value!r}."
 MSG_BAD_RISK_SOURCE = "source must be one of {allowed}, got {source!r}."
 MSG_RISK_LENGTH = "levels must have one entry per tool: {n} tools but {got} levels."
@@ -526,6 +527,35 @@ class ToolRegistry:
                 level = None  # the registry's own unknown marker, handed back
             records[i].update(risk=level, risk_source=source)
         # Permissions as they are (derived ones included), so the copy changes only risk.
+        return ToolRegistry.from_records(records, text_template=self.text_template)
+
+    def with_flags(self, flags) -> ToolRegistry:
+        """A copy of the registry with more flags: each tool keeps its own and gains these.
+
+        Parameters
+        ----------
+        flags : sequence of iterable of str
+            One collection of flags per tool in registry order, for example the keys of
+            :func:`scan_tools`'s findings. Flags are only added, never removed.
+
+        Returns
+        -------
+        registry : ToolRegistry
+            Same tools, levels, hints and permissions; the union of the flags.
+
+        Examples
+        --------
+        >>> from skriskrank import ToolRegistry
+        >>> reg = ToolRegistry.from_records([{"name": "add", "description": "Add numbers"}])
+        >>> reg.with_flags([{"stuffing"}]).flags
+        (frozenset({'stuffing'}),)
+        """
+        flags = list(flags)
+        if len(flags) != len(self):
+            raise ValueError(MSG_FLAGS_LENGTH.format(n=len(self), got=len(flags)))
+        records = self._records()
+        for record, new in zip(records, flags, strict=True):
+            record["flags"] = record["flags"] | _check_flags(record["name"], new)
         return ToolRegistry.from_records(records, text_template=self.text_template)
 
     def to_frame(self):

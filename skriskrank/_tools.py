@@ -190,7 +190,7 @@ def _level(name: str, value):
 
 
 def load_tools(
-    source, *, risk=None, trust_hints: bool = False, text_template=None
+    source, *, risk=None, trust_hints: bool = False, scan: bool = True, text_template=None
 ) -> ToolRegistry:
     """Load an agent's tool catalogue, in MCP, OpenAI or Anthropic form, as a registry.
 
@@ -221,6 +221,11 @@ def load_tools(
         Mark the hints of these servers as trusted: :class:`RiskAuditor` then lets a
         ``readOnlyHint: true`` lower a level. Leave it off for servers you do not control;
         the MCP specification says hints from untrusted servers are not guarantees.
+    scan : bool, default=True
+        Read the tools for signs of poisoning with :func:`scan_tools` (each server, or each
+        file, counts as a server for ``shadowing``) and flag what is found
+        (:attr:`ToolRegistry.flags`): a flagged tool is graded at least level 4 and ranks
+        after every unflagged one. Turn it off only for servers you control.
     text_template : str or callable, default=None
         The text the encoder sees per tool; ``None`` is ``"{name}: {description}"`` for a
         tool without parameters and ``"{name}: {description} Parameters: {parameters}"``
@@ -288,7 +293,7 @@ def load_tools(
         catalogues = [c for path in paths for c in _file_catalogues(path)]
     else:
         catalogues = _catalogues(source, "tools")
-    records, first = [], {}
+    records, first, servers = [], {}, []
     for where, tools in catalogues:
         for i, tool in enumerate(tools):
             rec = _normalise(tool, i, where)
@@ -301,6 +306,7 @@ def load_tools(
             first[rec["name"]] = here
             rec["trust_hints"] = bool(trust_hints)
             records.append(rec)
+            servers.append(where)
     if not records:
         raise ValueError(MSG_EMPTY_SOURCE.format(where=", ".join(w for w, _ in catalogues)
                                                  or "tools"))
@@ -313,7 +319,14 @@ def load_tools(
         for rec in records:
             if rec["name"] in risk:
                 rec["risk"] = _level(rec["name"], risk[rec["name"]])
-    return ToolRegistry.from_records(records, text_template=text_template)
+    registry = ToolRegistry.from_records(records, text_template=text_template)
+    if scan:
+        from ._poisoning import scan_tools
+
+        findings = scan_tools(registry, servers=servers)
+        if any(findings):
+            registry = registry.with_flags(findings)
+    return registry
 
 
 def _file_catalogues(path) -> list[tuple[str, list]]:

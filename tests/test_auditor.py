@@ -221,12 +221,16 @@ class TestConservativeRuleAndHints:
                       {"destructiveHint": True}),
                  _mcp("drop_database", "Drop every table of the production database",
                       {"readOnlyHint": True})]
-        untrusted = load_tools(tools)
-        trusted = load_tools(tools, trust_hints=True)
+        untrusted = load_tools(tools, scan=False)
+        trusted = load_tools(tools, trust_hints=True, scan=False)
         med = _with_coverage(fitted, 0.5)
         assert med.predict(untrusted).tolist()[0] >= 3
         assert med.predict(untrusted).tolist()[1] >= 4  # read-only lowers nothing untrusted
         assert med.predict(trusted).tolist()[1] <= 3
+        # A read-only hint on a tool that drops tables is a contradiction: flagged, and a
+        # flag outranks a trusted hint (fail-closed).
+        scanned = load_tools(tools, trust_hints=True)
+        assert scanned.flags[1] == {"hint_mismatch"} and med.predict(scanned)[1] >= 4
         P = med.predict_proba(trusted)
         np.testing.assert_allclose(P.sum(axis=1), 1.0)
         assert P[0, :2].sum() == 0.0 and P[1, 3:].sum() == 0.0
@@ -249,11 +253,15 @@ class TestAudit:
         frame = fitted.audit(reg)
         assert frame.columns.tolist() == [
             "name", "declared", "predicted", "median", "p_risky", "hints", "permissions",
-            "needs_review", "reason"]
+            "flags", "needs_review", "reason"]
         assert frame["declared"].tolist()[0] == 4
         rows = frame.set_index("name")
         assert "declared level 4" in rows.loc["get_weather", "reason"]
         assert "marked read-only" in rows.loc["delete_file", "reason"]
+        # The scan's finding is a flag, and a flagged tool is graded at least level 4.
+        assert rows["flags"].tolist() == ["", "hint_mismatch", ""]
+        assert rows.loc["delete_file", "predicted"] >= 4
+        assert rows.loc["delete_file", "reason"].count("read-only") == 1  # said once
         assert rows.loc["delete_file", "hints"] == "read-only"
         assert "marked non-destructive" in rows.loc["run_shell", "reason"]
         assert rows["needs_review"].all()

@@ -6,7 +6,10 @@ them. Levels come from the reviewed levels file first (``--labels``), then the a
 hints (which only raise), then the pretrained :class:`~skriskrank.RiskAuditor`. A tool whose
 definition is malformed is left out with a warning naming its server; a reviewed tool whose
 definition changed since (its SHA-256 differs) is flagged ``changed`` and its calls are
-refused until it is reviewed again.
+refused until it is reviewed again. Every tool is scanned for poisoning
+(:func:`~skriskrank.scan_tools`, with its server, so a tool imitating another server's is
+found); a flagged tool is graded at least level 4, ranks after the unflagged ones, and its
+flags are in the review file.
 """
 
 from __future__ import annotations
@@ -121,7 +124,7 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5,
     -------
     catalogue : Catalogue
     """
-    from .. import RiskAuditor, catalogue_pipeline, load_tools
+    from .. import RiskAuditor, catalogue_pipeline, load_tools, scan_tools
 
     listed = [(d.spec.name, _checked(d.spec.name, t)) for d in downstreams for t in d.tools]
     listed = [(server, tool) for server, tool in listed if tool is not None]
@@ -146,7 +149,12 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5,
         records.append({**tool, "name": name})
     if not records:
         return Catalogue(entries={})
-    registry = load_tools({"tools": records}, risk=levels)
+    registry = load_tools({"tools": records}, risk=levels, scan=False)
+    # Scanned with each tool's server, so a tool imitating another server's is found; a
+    # changed tool is flagged too, and every flag grades a tool at least level 4.
+    findings = scan_tools(registry, servers=[entries[n].server for n in registry.names])
+    registry = registry.with_flags([{*found, *(("changed",) if entries[n].changed else ())}
+                                    for n, found in zip(registry.names, findings, strict=True)])
     registry = (auditor or RiskAuditor.pretrained()).grade(registry)
     pipeline = catalogue_pipeline(registry, k=min(k, len(registry)), backend=backend)
     return Catalogue(entries=entries, registry=registry, pipeline=pipeline)
