@@ -224,7 +224,7 @@ def load_tools(
     scan : bool, default=True
         Read the tools for signs of poisoning with :func:`scan_tools` (each server, or each
         file, counts as a server for ``shadowing``) and flag what is found
-        (:attr:`ToolRegistry.flags`): a flagged tool is graded at least level 4 and ranks
+        (``ToolRegistry.flags``): a flagged tool is graded at least level 4 and ranks
         after every unflagged one. Turn it off only for servers you control.
     text_template : str or callable, default=None
         The text the encoder sees per tool; ``None`` is ``"{name}: {description}"`` for a
