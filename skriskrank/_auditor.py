@@ -528,7 +528,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
             return cls.load(path, **params)
 
     # -- auditing -----------------------------------------------------------------------------
-    def grade(self, registry: ToolRegistry) -> ToolRegistry:
+    def grade(self, registry: ToolRegistry, *, scan: bool = True) -> ToolRegistry:
         """The registry with a level for every tool that has none, from :meth:`predict`.
 
         Declared levels stay as they are; the new ones are marked predicted
@@ -538,6 +538,10 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         ----------
         registry : ToolRegistry
             The catalogue, for example from :func:`load_tools`.
+        scan : bool, default=True
+            Add what :func:`scan_tools` finds to the registry's flags first. Off, the
+            registry's own flags are used as they are (the gateway scans with each tool's
+            server and lifts the flags a person accepted).
 
         Returns
         -------
@@ -557,7 +561,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         >>> graded.risk_source.tolist(), bool(graded.risk[0] >= 3)
         (['predicted', 'declared'], True)
         """
-        findings = scan_tools(registry)
+        findings = scan_tools(registry) if scan else ()
         registry = registry.with_flags(findings) if any(findings) else registry
         unknown = ~registry.risk_known
         if not unknown.any():

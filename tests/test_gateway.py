@@ -430,3 +430,38 @@ def test_a_review_file_round_trips_and_a_changed_tool_is_refused(world):
     levels = {t["name"]: (t["risk_level"], t["risk_predicted"]) for t in found}
     assert levels.get("get_current_time", (5, False)) == (5, False)
     assert changed.is_error and "changed since it was reviewed" in changed.content[0].text
+
+
+def test_a_poisoned_tool_is_flagged_held_back_refused_and_lifted_by_review(world):
+    review = world["tmp"] / "review.json"
+    proc = subprocess.run([sys.executable, "-m", "skriskrank", "gateway", str(world["config"]),
+                           "--audit", str(review)], capture_output=True, text=True,
+                          env={**os.environ, **ENV}, timeout=TIMEOUT, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(review.read_text())
+    fake = rows["read_fi1e"]
+    assert fake["flags"] == "injection;shadowing" and fake["needs_review"]
+    assert fake["risk_level"] >= 4 and fake["accept_flags"] == []
+    assert rows["read_file"]["flags"] == ""  # the look-alike digit marks the imitation
+    query = "Read the complete contents of a file as text"
+
+    async def scenario(*args):
+        async with gateway(world, *args) as (session, _):
+            found = [t["name"] for t in await _search(session, query)]
+            return found, await _call(session, "read_fi1e", {"text": "x"})
+
+    found, refused = anyio.run(scenario)
+    assert "read_file" in found and "read_fi1e" not in found
+    assert refused.is_error and "search" in refused.content[0].text
+    # A malformed review row is refused at start, in one line.
+    fake["accept_flags"] = ["bogus"]
+    review.write_text(json.dumps(rows))
+    proc = subprocess.run([sys.executable, "-m", "skriskrank", "gateway", str(world["config"]),
+                           "--labels", str(review), "--check"], capture_output=True, text=True,
+                          env={**os.environ, **ENV}, timeout=TIMEOUT, cwd=ROOT)
+    assert proc.returncode == 2 and "accept_flags must be a list" in proc.stderr
+    # A person judges it benign: the flags are lifted and the tool ranks on its words.
+    fake["accept_flags"], fake["risk_level"] = ["injection", "shadowing"], 1
+    review.write_text(json.dumps(rows))
+    found, _ = anyio.run(scenario, "--labels", str(review))
+    assert "read_fi1e" in found

@@ -23,6 +23,9 @@ from .._inputs import MCP_TOOL_NAME
 
 __all__ = ["SEPARATOR", "Catalogue", "build_catalogue", "tool_hash"]
 
+MSG_ACCEPT_FLAGS = ("--labels: tool {name!r}: accept_flags must be a list of flags among "
+                    "{allowed}, got {value!r}.")
+
 log = logging.getLogger("skriskrank.gateway")
 
 #: Between a server's name and a tool's in a namespaced name: ``filesystem__read_file``.
@@ -101,6 +104,19 @@ def _checked(server, tool):
     return definition
 
 
+def _accepted_flags(name, label) -> set:
+    """The flags a person lifted in a review row (``accept_flags``), checked."""
+    from .._poisoning import POISONING_FLAGS
+
+    flags = label.get("accept_flags") if isinstance(label, dict) else None
+    if flags is None:
+        return set()
+    allowed = set(POISONING_FLAGS) - {"changed"}
+    if not isinstance(flags, list) or not set(flags) <= allowed:
+        raise ValueError(MSG_ACCEPT_FLAGS.format(name=name, value=flags, allowed=sorted(allowed)))
+    return set(flags)
+
+
 def build_catalogue(downstreams, *, labels=None, auditor=None, k=5,
                     backend="torch") -> Catalogue:
     """The catalogue of the listed tools of ``downstreams``, graded and indexed.
@@ -111,8 +127,10 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5,
         The servers; each contributes the tools of its last listing.
     labels : mapping of str to int or dict, default=None
         Reviewed levels by gateway name: a level, or a row of a review file
-        (``{"risk_level": 2, "sha256": ...}``). A row whose SHA-256 no longer matches the
-        tool is not applied, and the tool is flagged ``changed``.
+        (``{"risk_level": 2, "sha256": ..., "accept_flags": ["shadowing"]}``). A row whose
+        SHA-256 no longer matches the tool is not applied, and the tool is flagged
+        ``changed``; otherwise the flags a person listed in ``accept_flags`` are lifted
+        (``changed`` never is).
     auditor : RiskAuditor, default=None
         Grades the tools without a level; ``None`` is :meth:`~skriskrank.RiskAuditor.pretrained`.
     k : int, default=5
@@ -132,7 +150,7 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5,
     for _, tool in listed:
         counts[tool["name"]] = counts.get(tool["name"], 0) + 1
     labels = dict(labels or {})
-    entries, records, levels = {}, [], {}
+    entries, records, levels, accepted = {}, [], {}, {}
     for server, tool in listed:
         name = tool["name"] if counts[tool["name"]] == 1 else f"{server}{SEPARATOR}{tool['name']}"
         if not MCP_TOOL_NAME.fullmatch(name) or name in entries:
@@ -145,6 +163,7 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5,
         changed = reviewed is not None and reviewed != digest
         if label is not None and not changed:
             levels[name] = label
+            accepted[name] = _accepted_flags(name, label)
         entries[name] = Entry(name, server, tool["name"], tool, digest, changed)
         records.append({**tool, "name": name})
     if not records:
@@ -153,8 +172,9 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5,
     # Scanned with each tool's server, so a tool imitating another server's is found; a
     # changed tool is flagged too, and every flag grades a tool at least level 4.
     findings = scan_tools(registry, servers=[entries[n].server for n in registry.names])
-    registry = registry.with_flags([{*found, *(("changed",) if entries[n].changed else ())}
-                                    for n, found in zip(registry.names, findings, strict=True)])
-    registry = (auditor or RiskAuditor.pretrained()).grade(registry)
+    registry = registry.with_flags([
+        {*(found.keys() - accepted.get(n, set())), *(("changed",) if entries[n].changed else ())}
+        for n, found in zip(registry.names, findings, strict=True)])
+    registry = (auditor or RiskAuditor.pretrained()).grade(registry, scan=False)
     pipeline = catalogue_pipeline(registry, k=min(k, len(registry)), backend=backend)
     return Catalogue(entries=entries, registry=registry, pipeline=pipeline)

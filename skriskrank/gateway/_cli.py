@@ -89,9 +89,12 @@ def run_gateway(args) -> int:
     from .._persist import _check_output
     from .._tools import read_levels
     from . import EventLog, Gateway, Policy, check, load_config, review, run
+    from ._catalogue import _accepted_flags
 
     servers = load_config(args.config)
     labels = read_levels(args.labels) if args.labels else None
+    for name, label in (labels or {}).items():
+        _accepted_flags(name, label)  # a malformed review row fails here, not mid-session
     for path in (args.audit, args.log):
         if path:
             _check_output(path)

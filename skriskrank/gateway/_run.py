@@ -84,9 +84,10 @@ async def review(gateway, path) -> dict:
     The file is a JSON object from each tool's gateway name to its row of the audit
     (:meth:`~skriskrank.RiskAuditor.audit`), its server, the SHA-256 of its definition and the
     ``risk_level`` the gateway will use: the declared one where there is one, else the
-    auditor's. A person edits ``risk_level`` where they disagree; ``--labels`` reads the file
-    back, and a tool whose definition no longer matches its SHA-256 is refused until it is
-    reviewed again.
+    auditor's. A person edits ``risk_level`` where they disagree, and lists in
+    ``accept_flags`` the poisoning flags (the row's ``flags``) they judged false; ``--labels``
+    reads the file back, and a tool whose definition no longer matches its SHA-256 is
+    refused until it is reviewed again.
 
     Parameters
     ----------
@@ -117,8 +118,11 @@ async def review(gateway, path) -> dict:
         for record in json.loads(frame.to_json(orient="records")):
             entry = catalogue.entries[record["name"]]
             declared = record["declared"]
+            label = (gateway.labels or {}).get(entry.name)
+            kept = label.get("accept_flags", []) if isinstance(label, dict) else []
             rows[entry.name] = {"risk_level": declared if declared is not None
                                 else record["predicted"], "server": entry.server,
-                                "tool": entry.tool_name, "sha256": entry.sha256, **record}
+                                "tool": entry.tool_name, "sha256": entry.sha256,
+                                "accept_flags": [] if entry.changed else kept, **record}
     Path(path).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
     return rows
