@@ -70,8 +70,14 @@ Targets: >= 90% of injected tools flagged, <= 2% of clean tools flagged; with de
 injected tool in the top 5 of <= 1% of non-target queries and <= 10% of target queries;
 clean NDCG@5 within 0.005.
 
+The detector's rules were revised after its authors saw this module's misses, so the rates
+on the templates above are optimistic. The same attacks and measurements are run again with
+held-out templates (``benchmarks/_poisoning_heldout.py``: other wordings, written without
+reading the detector, its tests or the templates here) and reported as separate
+"held-out" rows.
+
 Run ``python -m benchmarks.poisoning --data ../shared/data`` (``--quick``: a third of the
-queries and half the attacker tools).
+queries and half the attacker tools; ``--no-heldout``: skip the held-out rows).
 """
 
 from __future__ import annotations
@@ -106,6 +112,8 @@ N_TOOLS = {"ultratool": {"hijack": 20, "call_me": 16, "instructions": 24, "hint_
                          "shadowing": 20},
            "mcp": {"hijack": 9, "call_me": 8, "instructions": 12, "hint_mismatch": 8,
                    "shadowing": 10}}
+#: Further draws of the held-out generators, for detection only.
+HELDOUT_DRAWS = 5
 TARGETS = {"flagged": 0.90, "clean_flagged": 0.02, "other_exposure": 0.01,
            "target_exposure": 0.10, "ndcg_drop": 0.005}
 MCP_FILES = ("filesystem", "git", "memory", "sequentialthinking", "time")
@@ -769,8 +777,11 @@ def _example(reg, i, flags, found, width=160):
                                                     found[i].items()}}
 
 
-def run_attacks(cat, n_tools, auditor, cache, log):
+def run_attacks(cat, n_tools, auditor, cache, log, generators=None, seed=SEED, label=""):
+    """Each attack on ``cat``; ``generators`` (default :data:`GENERATORS`) write the tools."""
     from skriskrank import FrozenEmbedder
+
+    generators = generators or GENERATORS
 
     clean_reg, _ = build_registry(cat)
     q_emb = FrozenEmbedder(clean_reg, cache=cache, show_progress_bar=False).fit(None).encode(
@@ -779,9 +790,9 @@ def run_attacks(cat, n_tools, auditor, cache, log):
     out = {}
     for a, attack in enumerate(ATTACKS):
         t0 = time.perf_counter()
-        rng = np.random.default_rng([SEED, a, cat.mcp])
+        rng = np.random.default_rng([seed, a, cat.mcp])
         taken = {t["name"] for t in cat.tools}
-        injected = GENERATORS[attack](cat, rng, n_tools.get(attack, 0), taken)
+        injected = generators[attack](cat, rng, n_tools.get(attack, 0), taken)
         reg, servers = build_registry(cat, injected)
         defended, flags, found = defend(reg, servers, auditor)
         inj_names = {inj.tool["name"] for inj in injected}
@@ -822,13 +833,42 @@ def run_attacks(cat, n_tools, auditor, cache, log):
         }
         out[attack] = res
         e = exposure
-        log(f"{cat.name:9s} {attack:13s} n={len(inj):2d} flagged={res['flagged']:.2f} "
+        log(f"{label}{cat.name:9s} {attack:13s} n={len(inj):2d} flagged={res['flagged']:.2f} "
             f"expected={res['flagged_expected']:.2f} "
             f"clean_fp={res['clean_flagged_in_poisoned']:.3f} | target dense/pipe/def "
             f"{_fmt(e['dense']['target'])}/{_fmt(e['pipeline']['target'])}/"
             f"{_fmt(e['defended']['target'])} other {_fmt(e['dense']['other'])}/"
             f"{_fmt(e['pipeline']['other'])}/{_fmt(e['defended']['other'])} "
             f"({res['seconds']:.0f} s)")
+    return out
+
+
+def detection_draws(cat, n_tools, auditor, generators, seed, draws, log):
+    """Detection only, pooled over ``draws`` more draws of the generators (other targets and
+    wordings each time): more templates seen than one draw's handful of tools."""
+    out = {}
+    for a, attack in enumerate(ATTACKS):
+        n = flagged = expected = 0
+        kinds: Counter = Counter()
+        kinds_flagged: Counter = Counter()
+        for d in range(1, draws + 1):
+            rng = np.random.default_rng([seed, a, cat.mcp, d])
+            injected = generators[attack](cat, rng, n_tools.get(attack, 0),
+                                          {t["name"] for t in cat.tools})
+            reg, servers = build_registry(cat, injected)
+            _, flags, _ = defend(reg, servers, auditor)
+            kind_of = {i.tool["name"]: i.kind for i in injected}
+            for i in reg.index_of(sorted(kind_of)):
+                kind = kind_of[reg.names[i]].split("+")[0].split("@")[0].split("/")[0]
+                n, kinds[kind] = n + 1, kinds[kind] + 1
+                flagged += bool(flags[i])
+                expected += bool(flags[i] & EXPECTED[attack])
+                kinds_flagged[kind] += bool(flags[i])
+        out[attack] = {"n_injected": n, "draws": draws, "flagged": flagged / n,
+                       "flagged_expected": expected / n,
+                       "by_kind": {k: [kinds[k], kinds_flagged[k]] for k in sorted(kinds)}}
+        log(f"held-out draws {cat.name:9s} {attack:13s} n={n:3d} flagged={flagged / n:.2f} "
+            f"expected={expected / n:.2f}")
     return out
 
 
@@ -866,23 +906,29 @@ def _fmt(x, pct=True):
     return f"{100 * x:.1f}%" if pct else f"{x:.4f}"
 
 
-def verdicts(result) -> list:
-    att = result["attacks"]
+def _attack_verdicts(att, tag="") -> list:
     rows = []
     worst_flag = min(r["flagged"] for c in att.values() for r in c.values())
-    rows.append([">= 90% of injected tools flagged (each attack, each catalogue)",
+    rows.append([f"{tag}>= 90% of injected tools flagged (each attack, each catalogue)",
                  f"lowest {_fmt(worst_flag)}", worst_flag >= TARGETS["flagged"]])
-    worst_clean = max(c["flagged"] for c in result["clean"].values())
-    rows.append(["<= 2% of clean tools flagged (each clean catalogue)",
-                 f"highest {_fmt(worst_clean)}", worst_clean <= TARGETS["clean_flagged"]])
     other = [r["exposure"]["defended"]["other"] for c in att.values() for r in c.values()
              if r["exposure"]["defended"]["other"] is not None]
-    rows.append(["defended: injected tool in top 5 of <= 1% of non-target queries",
+    rows.append([f"{tag}defended: injected tool in top 5 of <= 1% of non-target queries",
                  f"highest {_fmt(max(other))}", max(other) <= TARGETS["other_exposure"]])
     target = [r["exposure"]["defended"]["target"] for c in att.values() for r in c.values()
               if r["exposure"]["defended"]["target"] is not None]
-    rows.append(["defended: injected tool in top 5 of <= 10% of target queries",
+    rows.append([f"{tag}defended: injected tool in top 5 of <= 10% of target queries",
                  f"highest {_fmt(max(target))}", max(target) <= TARGETS["target_exposure"]])
+    return rows
+
+
+def verdicts(result) -> list:
+    rows = _attack_verdicts(result["attacks"])
+    worst_clean = max(c["flagged"] for c in result["clean"].values())
+    rows.insert(1, ["<= 2% of clean tools flagged (each clean catalogue)",
+                    f"highest {_fmt(worst_clean)}", worst_clean <= TARGETS["clean_flagged"]])
+    if result.get("heldout"):
+        rows += _attack_verdicts(result["heldout"], "held-out templates: ")
     drops = {n: c["ndcg"] - c["ndcg_defended"] for n, c in result["clean"].items()
              if "ndcg" in c}
     worst = max(drops.values())
@@ -904,11 +950,13 @@ def render(result) -> str:
              md_table(["target", "measured", "verdict"], verdicts(result)), "",
              "## Detection and exposure", ""]
     rows = []
-    for cat, res in att.items():
-        for attack, r in res.items():
+    sets = [("", att)] + ([(" (held-out)", result["heldout"])] if result.get("heldout") else [])
+    for tag, cat, attack, r in [(tag, c, a, r) for tag, rs in sets for c, res in rs.items()
+                                for a, r in res.items()]:
             e = r["exposure"]
             rows.append([
-                cat, attack, r["n_injected"], _fmt(r["flagged"]), _fmt(r["flagged_expected"]),
+                cat, attack + tag, r["n_injected"], _fmt(r["flagged"]),
+                _fmt(r["flagged_expected"]),
                 _fmt(r["clean_flagged_in_poisoned"]),
                 f"{r['n_target_queries']}/{r['n_other_queries']}",
                 " / ".join(_fmt(e[m]["target"]) for m in ("dense", "pipeline", "defended")),
@@ -921,10 +969,19 @@ def render(result) -> str:
                         "other exposure dense / pipeline / defended",
                         "target NDCG@5 clean / poisoned / defended"], rows), ""]
     lines += ["Flagged / generated, by template or variant:", ""]
-    for cat, res in att.items():
-        for attack, r in res.items():
-            kinds = ", ".join(f"{k} {m}/{n}" for k, (n, m) in r["by_kind"].items())
-            lines.append(f"- {cat} / {attack}: {kinds}")
+    for tag, res_set in sets:
+        for cat, res in res_set.items():
+            for attack, r in res.items():
+                kinds = ", ".join(f"{k} {m}/{n}" for k, (n, m) in r["by_kind"].items())
+                lines.append(f"- {cat} / {attack}{tag}: {kinds}")
+    if result.get("heldout"):
+        lines += ["", "*Held-out* rows: the same attacks, targets drawn the same way and the same "
+                  "measurements, with templates from `benchmarks/_poisoning_heldout.py`, written "
+                  "after the detector's rules were revised by someone who read neither the "
+                  "detector, its tests nor the templates above, and not run through "
+                  "`scan_tools` while being written (other seed, so other target tools). The "
+                  "detector's authors had seen the misses on the rows above, not on these: "
+                  "the held-out rows are the fairer estimate of detection on new wordings."]
     lines += ["", "## Clean catalogues", ""]
     rows = []
     for name, c in result["clean"].items():
@@ -934,12 +991,32 @@ def render(result) -> str:
                      _fmt(c.get("gold_flagged_queries"))])
     lines += [md_table(["catalogue", "tools", "flagged", "flags", "NDCG@5", "NDCG@5 defended",
                         "queries with a flagged gold tool"], rows), ""]
+    if result.get("heldout_draws"):
+        lines += ["", f"Held-out detection over {HELDOUT_DRAWS} further draws of the "
+                  "held-out generators (other targets and wordings each draw; detection only, "
+                  "pooled):", ""]
+        rows = []
+        for cat, res in result["heldout_draws"].items():
+            for attack, r in res.items():
+                rows.append([cat, attack + " (held-out)", r["n_injected"], _fmt(r["flagged"]),
+                             _fmt(r["flagged_expected"]),
+                             ", ".join(f"{k} {m}/{n}" for k, (n, m) in r["by_kind"].items())])
+        lines += [md_table(["catalogue", "attack", "injected", "flagged", "expected flag",
+                            "flagged / generated by form"], rows), ""]
     lines += ["## Examples", "", "Injected tools that carry no flag:", ""]
-    for cat, res in att.items():
-        for attack, r in res.items():
-            for ex in r["evaded"][:3]:
-                lines.append(f"- {cat} / {attack}: `{ex['name']}`: "
-                             f"{json.dumps(ex['description'])}")
+    for tag, res_set in sets:
+        for cat, res in res_set.items():
+            for attack, r in res.items():
+                for ex in r["evaded"][:3 if not tag else 4]:
+                    lines.append(f"- {cat} / {attack}{tag}: `{ex['name']}`: "
+                                 f"{json.dumps(ex['description'], ensure_ascii=False)}")
+    if result.get("heldout"):
+        lines += ["", "Held-out tools flagged, but not with the attack's expected flag:", ""]
+        for cat, res in result["heldout"].items():
+            for attack, r in res.items():
+                for ex in r["unexpected_only"][:2]:
+                    lines.append(f"- {cat} / {attack} (held-out): `{ex['name']}` "
+                                 f"{ex['flags']}: {json.dumps(ex['description'][:120], ensure_ascii=False)}")  # noqa: E501
     lines += ["", "The catalogue's own tools flagged in a poisoned catalogue (beyond those "
               "flagged in the clean one):", ""]
     for cat, res in att.items():
@@ -966,6 +1043,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--cache", default=None, help="an on-disk embedding cache directory")
     parser.add_argument("--quick", action="store_true",
                         help="a third of the queries, half the attacker tools")
+    parser.add_argument("--no-heldout", action="store_true",
+                        help="skip the held-out templates (benchmarks/_poisoning_heldout.py)")
     args = parser.parse_args(argv)
     from skriskrank import RiskAuditor
 
@@ -986,10 +1065,25 @@ def main(argv=None) -> dict:
         if args.quick:
             n_tools = {k: max(2, v // 2) for k, v in n_tools.items()}
         result["attacks"][cat.name] = run_attacks(cat, n_tools, auditor, cache, print)
+    result["heldout"] = {}
+    if not args.no_heldout:
+        from benchmarks import _poisoning_heldout as heldout
+
+        for cat in (ultra, mcp):
+            n_tools = N_TOOLS[cat.name]
+            if args.quick:
+                n_tools = {k: max(2, v // 2) for k, v in n_tools.items()}
+            result["heldout"][cat.name] = run_attacks(
+                cat, n_tools, auditor, cache, print, generators=heldout.GENERATORS,
+                seed=heldout.HELDOUT_SEED, label="held-out ")
+            result.setdefault("heldout_draws", {})[cat.name] = detection_draws(
+                cat, n_tools, auditor, heldout.GENERATORS, heldout.HELDOUT_SEED, HELDOUT_DRAWS,
+                print)
     result["seconds"] = time.perf_counter() - t0
     result["config"] = {"data": str(data), "quick": args.quick, "seed": SEED, "k": K,
                         "n_tools": N_TOOLS, "targets": TARGETS,
-                        "expected_flags": {k: sorted(v) for k, v in EXPECTED.items()}}
+                        "expected_flags": {k: sorted(v) for k, v in EXPECTED.items()},
+                        "heldout": not args.no_heldout}
     result["environment"] = environment()
     write_json(args.out, "poisoning", result)
     text = render(result)
