@@ -11,7 +11,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import RankingStepMixin, check_relevant
@@ -311,23 +311,7 @@ class GraphSmoother(RankingStepMixin, TransformerMixin, BaseEstimator):
         self.permission_edges = permission_edges
         self.k = k
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: RankingBatch, y):
-        """Build the ToolGraph from the training queries' gold tools.
-
-        Parameters
-        ----------
-        X : RankingBatch
-            The training batch; only its registry, tool embeddings and encoder are used.
-        y : sequence of iterable of str
-            The gold tool names of each training query.
-
-        Returns
-        -------
-        self : GraphSmoother
-            The fitted smoother.
-        """
-        X = self._check_input(X, reset=True)
+    def _fit_step(self, X, y):
         relevant = check_relevant(y, X.registry, X.n_queries)
         # build_tool_graph checks edge_types and permission_edges.
         self.graph_, self.edge_counts_ = build_tool_graph(
@@ -336,8 +320,6 @@ class GraphSmoother(RankingStepMixin, TransformerMixin, BaseEstimator):
             permission_edges=self.permission_edges,
         )
         self.n_edges_ = int(self.graph_.nnz // 2)
-        self._fit_batch_state(X)
-        return self
 
     def transform(self, X: RankingBatch) -> RankingBatch:
         """Smooth each query's scores over its induced candidate subgraph.

@@ -15,21 +15,14 @@ __all__ = ["NeedAwareFilter"]
 class NeedAwareFilter(RuleFilter):
     """The rule filter, with high-risk tools admitted on evidence that the query needs them.
 
-    The paper's rule filter caps the high-risk tools of every list whatever the query asks,
-    so it drops tools a task needs and fills the list with irrelevant safe ones. This filter
-    estimates, for every candidate, the probability ``p`` that it is a gold tool of the
+    For every candidate it estimates ``p``, the probability that it is a gold tool of the
     query, and admits a high-risk tool (risk ``>= high_risk_level``, or unknown) only when
     ``p >= need_threshold``; up to ``max_high_risk`` high-risk tools without that evidence
-    may still enter (none by default). The permission and redundancy rules are the paper's,
-    and so is the fixed-length fallback (see ``relevance_floor`` for shorter lists).
-
-    ``p`` is a logistic regression, fitted in ``fit`` on the training queries' candidates,
-    of three features: the candidate's rank and its score gap to the query's best candidate
-    (how strongly the upstream steps rank it), and the kernel-weighted share of the 10
-    training queries nearest to this query (by embedding) whose gold set holds the tool
-    (which tasks like this one needed). The gold sets are read in ``fit`` only. On UltraTool
-    its probabilities are calibrated on held-out queries (expected calibration error 0.008),
-    so ``need_threshold`` is a probability with its plain meaning.
+    may still enter (none by default). The permission and redundancy rules and the
+    fixed-length fallback are :class:`RuleFilter`'s (:ref:`filters`). ``p`` is a logistic
+    regression fitted in ``fit`` on the candidate's rank, its score gap to the query's best
+    candidate, and the kernel-weighted share of the 10 training queries nearest to this one
+    (by embedding) whose gold set holds the tool; the gold sets are read in ``fit`` only.
 
     Parameters
     ----------
@@ -96,14 +89,11 @@ class NeedAwareFilter(RuleFilter):
 
     def __init__(self, *, need_threshold=0.5, k=5, max_high_risk=0, high_risk_level=RISKY_LEVEL,
                  max_broad=2, broad_level=2, redundancy_threshold=0.9, relevance_floor=None):
+        super().__init__(k=k, max_high_risk=max_high_risk, high_risk_level=high_risk_level,
+                         max_broad=max_broad, broad_level=broad_level,
+                         redundancy_threshold=redundancy_threshold,
+                         relevance_floor=relevance_floor)
         self.need_threshold = need_threshold
-        self.k = k
-        self.max_high_risk = max_high_risk
-        self.high_risk_level = high_risk_level
-        self.max_broad = max_broad
-        self.broad_level = broad_level
-        self.redundancy_threshold = redundancy_threshold
-        self.relevance_floor = relevance_floor
 
     def _needs_model(self):
         return self.need_threshold is not None or self.relevance_floor is not None

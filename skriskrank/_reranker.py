@@ -10,7 +10,7 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 from scipy.special import expit
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, check_memory
@@ -32,24 +32,15 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     """Rerank candidates by calibrated relevance minus ``risk_weight`` times a risk penalty.
 
     A relevance head ``f_rel`` and a risk head ``f_risk`` over frozen embeddings, trained
-    jointly by a skorch :class:`~skriskrank._heads.DualHeadNet`: a pairwise margin loss
-    over (query, gold tool, negative tool) triplets plus ``risk_loss_weight`` times the MSE
-    between ``f_risk(t)`` and the audited ``(r_t - 1) / 4``. The score is
-    ``s = p_rel - risk_weight * penalty``:
-
-    - ``p_rel``, the probability that the tool is a gold tool of the query:
-      ``sigmoid(a logit(f_rel) + b)`` (Platt scaling, fitted on the held-out validation
-      queries; a monotone map of ``f_rel``, so ``risk_weight=0`` ranks by ``f_rel``);
-    - ``penalty`` in [0, 1]: ``f_risk`` mapped (an isotonic fit over the registry's labelled
-      tools) onto the rubric's ``clip((r - 2) / 2, 0, 1)``, so 0 for levels 1-2, 0.5 for
-      level 3 and 1 for levels 4-5, and 1 for a tool of unknown risk.
-
-    So ``risk_weight = 0.1`` means a level-4 or level-5 tool must be 10 points (a level-3 tool
-    5 points) more likely relevant than a safe tool to outrank it, whatever the head: the
-    raw ``f_rel`` of different heads spreads over different ranges, so a fixed ``lambda`` on
-    it would weigh risk differently for each head (see ``docs/design.md``). ``risk_weight``
-    acts at inference only: ``set_params`` on a fitted reranker changes the next
-    ``transform`` without a refit; with ``memory``, a ``GridSearchCV`` over it is cheap.
+    jointly by a skorch :class:`~skriskrank._heads.DualHeadNet` (a pairwise margin loss plus
+    ``risk_loss_weight`` times the MSE between ``f_risk(t)`` and ``(r_t - 1) / 4``). The
+    score is ``s = p_rel - risk_weight * penalty``: ``p_rel`` is the Platt-calibrated
+    probability that the tool is a gold tool of the query (a monotone map of ``f_rel``), and
+    ``penalty`` in [0, 1] is ``f_risk`` mapped by an isotonic fit onto the rubric's penalty
+    (0 for levels 1-2, 0.5 for 3, 1 for 4-5 and for unknown risk). So ``risk_weight = 0.1``
+    means a level-4 tool must be 10 points more likely relevant than a safe tool to outrank
+    it, whatever the head (:ref:`pipeline`). ``risk_weight`` acts at inference only:
+    ``set_params`` on a fitted reranker changes the next ``transform`` without a refit.
 
     Parameters
     ----------
@@ -225,29 +216,11 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
             params.pop("interaction_rank")  # the concatenation head has no interactions
         return params
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Train the relevance and risk heads.
-
-        Parameters
-        ----------
-        X : RankingBatch
-            Training queries with their candidates (from ``FrozenEmbedder`` and optionally
-            ``DenseRetriever``).
-        y : sequence of set of str
-            Gold tool names per query.
-
-        Returns
-        -------
-        self : RiskAwareReranker
-            The fitted reranker.
-        """
-        X = self._check_input(X, reset=True)
+    def _fit_step(self, X, y):
         relevant = check_relevant(y, X.registry, X.n_queries)
         if self.corpus_negatives > self.n_negatives:
             raise ValueError(
                 MSG_NEGATIVES.format(corpus=self.corpus_negatives, n=self.n_negatives))
-        self._fit_batch_state(X)
         device = _check_device(self.device)
         # Hard negatives: each query's best-scored candidates that are not gold.
         order = X.ranked_indices(min(self.hard_negative_pool, X.n_candidates))
@@ -276,7 +249,6 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         # Unknown risk is never safe: the full penalty.
         self.risk_penalty_ = np.where(known, penalty, 1.0).astype(np.float32)
         self._tool_side = self._net = None
-        return self
 
     @property
     def net_(self) -> DualHeadNet:
