@@ -5,6 +5,8 @@ from scipy.special import logit
 from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 
+from ._rubric import penalty
+
 __all__ = ["_logit", "_platt", "_risk_scale"]
 
 
@@ -23,13 +25,8 @@ def _platt(rel, gold):
 
 
 def _risk_scale(f_risk, risk):
-    """Breakpoints of an isotonic map from f_risk to the rubric's penalty.
-
-    Fitted on the labelled tools' ``f_risk`` and levels ``risk``: the penalty is
-    ``clip((r - 2) / 2, 0, 1)``, 0 at levels 1-2, 0.5 at 3, 1 at 4-5.
-    """
+    """Breakpoints of an isotonic map from labelled tools' f_risk to the rubric's penalty."""
     if len(risk) < 2:
         return np.array([[0.0, 1.0], [0.0, 1.0]])  # no labels: the identity
-    iso = IsotonicRegression(y_min=0, y_max=1, out_of_bounds="clip").fit(
-        f_risk, np.clip((risk - 2) / 2.0, 0, 1))
+    iso = IsotonicRegression(y_min=0, y_max=1, out_of_bounds="clip").fit(f_risk, penalty(risk))
     return np.array([iso.X_thresholds_, iso.y_thresholds_])

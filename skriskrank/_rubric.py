@@ -21,7 +21,7 @@ from numbers import Integral, Real
 import numpy as np
 
 __all__ = [
-    "LEVELS", "RISKY_LEVEL", "SEVERE_LEVEL", "UNKNOWN_RISK", "check_level", "format_level",
+    "LEVELS", "RISKY_LEVEL", "SEVERE_LEVEL", "UNKNOWN_RISK", "check_level",
     "format_permissions", "is_level", "is_missing", "level_scale", "parse_permissions",
     "penalty", "resolve_span",
 ]
@@ -94,11 +94,6 @@ def resolve_span(votes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     span = (np.nanmax(votes, axis=1) - np.nanmin(votes, axis=1)).astype(int)
     median = np.ceil(np.nanmedian(votes, axis=1)).astype(int)
     return span, median, span >= 2
-
-
-def format_level(level) -> str:
-    """A level's cell: ``"3"``, or ``""`` for unknown risk."""
-    return "" if level == UNKNOWN_RISK or is_missing(level) else str(int(level))
 
 
 def format_permissions(permissions) -> str:

@@ -12,7 +12,7 @@ from ._calibration import _platt
 from ._fast import topk_rows
 from ._head_weights import HeadWeights
 from ._heads import DualHeadModule, DualHeadNet
-from ._rubric import UNKNOWN_RISK
+from ._rubric import level_scale
 from .metrics import ndcg_at_k
 
 __all__ = ["_TripletDataset", "_TripletBatches", "_EarlyStopping", "_EpochBar", "_train_heads"]
@@ -200,7 +200,7 @@ def _train_heads(params, seed, q_emb, t_emb, candidates, hard_pool, gold, risk, 
     gold_keys = np.unique(np.concatenate([i * n_tools + relevant[i] for i in range(n_q)]))
     pair_query = np.concatenate([np.full(len(relevant[i]), i) for i in train])
     pair_pos = np.concatenate([relevant[i] for i in train])
-    risk_target = np.where(risk == UNKNOWN_RISK, np.nan, (risk - 1) / 4.0).astype(np.float32)
+    risk_target = level_scale(risk, unknown=np.nan)
     n_neg, n_corpus = params["n_negatives"], params["corpus_negatives"]
     dataset = _TripletDataset(q_emb, t_emb, pair_query, pair_pos, hard_pool, gold_keys,
                               n_neg - n_corpus, n_corpus, risk_target, seed)
