@@ -54,27 +54,13 @@ def _check_array(name, value, ndim, dtype, hint=""):
 class RankingBatch:
     """A batch of queries, each with its candidate tools and their scores.
 
-    This is the contract between skriskrank's pipeline steps. :class:`FrozenEmbedder`
-    makes it from raw query strings; every later step takes one and returns a new one from
-    ``transform``, never changing its input. Steps share the large arrays
-    (``tool_embeddings``, the registry) by reference.
-
-    A batch is in one of two forms:
-
-    - **the full pool** (``candidates=None``): every registry tool is a candidate of every
-      query, in registry order, and the ranking is by ``scores``. :class:`FrozenEmbedder`
-      and the steps that rescore it without a retriever make this form.
-    - **ranked lists** (``candidates`` given): row ``i`` is query ``i``'s candidates,
-      **best first**, with their scores. :meth:`top` (used by :class:`DenseRetriever`)
-      cuts the full pool to ranked lists; a step that rescores ranked lists sorts each
-      row by its new scores (stably, so ties keep the incoming order); :class:`RuleFilter`
-      reorders them by its rules and keeps their scores.
-
-    ``scores[i, j]`` always means one thing: the relevance score of candidate ``j`` of
-    query ``i`` under the last step that scored it (higher is better): the cosine after
-    ``FrozenEmbedder`` and ``DenseRetriever``, ``f_rel - risk_weight * f_risk`` after
-    ``RiskAwareReranker``, the smoothed score after ``GraphSmoother``. A step that only
-    reorders (``RuleFilter``) leaves each candidate's score as it was.
+    The contract between skriskrank's pipeline steps (:ref:`ranking_batch`):
+    :class:`FrozenEmbedder` makes it from raw query strings; every later step takes one and
+    returns a new one from ``transform``, never changing its input. It is either **the full
+    pool** (``candidates=None``: every registry tool is a candidate of every query, ranked
+    by ``scores``) or **ranked lists** (row ``i`` is query ``i``'s candidates, best first).
+    ``scores[i, j]`` is the score of candidate ``j`` of query ``i`` under the last step that
+    scored it (higher is better); a step that only reorders leaves it as it was.
 
     Parameters
     ----------

@@ -1,12 +1,5 @@
 """The greedy rule filter of *Risk-Aware Reranking for Agentic Tool Retrieval*, Appendix C.
 
-After reranking, the final top-k is built greedily from the ranked list: a tool is accepted
-unless accepting it would put more than ``max_high_risk`` high-risk tools, or more than
-``max_broad`` broad-permission tools, into the accepted set, or unless it is near-duplicate
-(cosine similarity above ``redundancy_threshold``) of a tool already accepted. Rejected tools
-are deferred, not dropped: they fill the list when fewer than ``k`` tools pass, so the filter
-never shortens a ranking.
-
 :func:`rule_filter` filters one ranked list or a 2-D array of them, and :class:`RuleFilter`
 is the pipeline step. The scan itself is :func:`skriskrank._fast.filter_scan`.
 """
@@ -175,7 +168,7 @@ def _tool_rules(risk, counts, embeddings, high_risk_level, broad_level, thr, row
     if emb.ndim != 2:
         raise ValueError(MSG_EMBEDDINGS_SHAPE.format(shape=emb.shape))
     # A NaN or infinite entry makes its row's squared norm NaN or infinite.
-    e = emb[rows]  # gathered once: twice cost 0.2-0.5 ms of a 2.5 ms call at 1,000 x 100
+    e = emb[rows]
     sq = np.einsum("ij,ij->i", e, e, dtype=np.float64)
     bad = ~np.isfinite(sq)
     if bad.any():

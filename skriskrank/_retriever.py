@@ -15,7 +15,7 @@ from ._fast import Int8CosineIndex, cpu_count
 
 __all__ = ["DenseRetriever"]
 
-#: Below this many tools one query's float32 cosine is already cheap (0.1 ms at 2k tools).
+#: From this many tools, ``search="auto"`` scans the int8 index.
 _INDEX_MIN_TOOLS = 20_000
 #: Batches up to this many queries go through the index; larger ones amortize one GEMM.
 _INDEX_MAX_QUERIES = 2
@@ -50,9 +50,7 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
         :func:`joblib.parallel_config` context; ``-1`` means every core. Never more than
         the cores the process may run on, nor ``OMP_NUM_THREADS`` when set (as joblib's
         process workers set it), so a ``GridSearchCV(n_jobs=...)`` worker does not
-        oversubscribe. The scan is bound by memory bandwidth, which two cores share
-        only in part: at 100,000 tools, 2 threads took a whole single-query pipeline
-        call from 2.39 to 2.06 ms. The result does not depend on it.
+        oversubscribe. The result does not depend on it.
 
     Attributes
     ----------
@@ -109,10 +107,8 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
         return self.search == "int8" or (self.search == "auto" and n_tools >= _INDEX_MIN_TOOLS)
 
     def _index_of(self, tool_emb):
-        # Keyed on the array itself, like the reranker's cached tool layer: a batch built
-        # on other embeddings of the same registry gets an index of its own. An array the
-        # index cannot take (not float32, not finite) is remembered too, so that the exact
-        # path does not retry the O(n_tools) build on every call.
+        # An array the index cannot take (not float32, not finite) is remembered as None,
+        # so that the exact path does not retry the O(n_tools) build on every call.
         def build():
             try:
                 return Int8CosineIndex(tool_emb)
@@ -128,7 +124,7 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
             # None: 1, unless a joblib.parallel_config context sets n_jobs; raises for 0.
             threads = effective_n_jobs(self.n_jobs)
         limits = [cpu_count()]
-        # Read live (0.4 us): the affinity mask can change after the count was cached.
+        # Read live: the affinity mask can change after the count was cached.
         if hasattr(os, "sched_getaffinity"):
             limits.append(len(os.sched_getaffinity(0)))
         omp = os.environ.get("OMP_NUM_THREADS", "")

@@ -1,19 +1,15 @@
 """The greedy scan of the rule filter (Appendix C of the paper), one row at a time.
 
 The scan is sequential within a row (each decision depends on the tools accepted before
-it), so it is compiled rather than vectorized. A candidate is accepted unless the accepted
-set already holds ``max_high`` high-risk or ``max_broad`` broad-permission tools, or one
-accepted tool has a cosine similarity above ``thr`` with it; the scan stops at ``k``
-accepted.
+it), so it is compiled rather than vectorized.
 
 A similarity is defined as the float64 sum, in order, of the exact float64 products of the
 embedding entries: one deterministic value per pair, so the decisions at the threshold are
-reproducible (a reference that sums the same way gets the same ones). That sum cannot be
-vectorized (it ran 9x slower than a vectorized one), so the scan takes the dot product
-vectorized, in the embeddings' own precision, and computes the defined value only when the
-two could fall on different sides of the threshold: when the fast one is within its
-rounding error bound ``tol`` (:func:`dot_error_bound`) of it, which is rare (``tol`` is about
-2e-5 at d = 384 in float32).
+reproducible (a reference that sums the same way gets the same ones). That sum does not
+vectorize, so the scan takes the dot product vectorized, in the embeddings' own precision,
+and computes the defined value only when the two could fall on different sides of the
+threshold: when the fast one is within its rounding error bound ``tol``
+(:func:`dot_error_bound`) of it, which is rare.
 """
 
 from __future__ import annotations

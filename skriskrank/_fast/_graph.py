@@ -5,10 +5,9 @@ that are candidates of the same query: one loop over the candidates' CSR rows. S
 CSR order, in float64.
 
 Over a subset of the tools, a neighbour's candidate column comes from a bitmap of the
-query's candidates (n_tools bits, 12.5 KB at 100,000 tools, in L1: one bit test rejects the
-~95% of neighbours that are not candidates) and a small open-addressing hash table for the
-hits. An n_tools-long map filled per call cost a 400 KB fill and a cache miss per edge. Over
-the full pool every tool is a candidate and its column is its index.
+query's candidates (n_tools bits: one bit test rejects a neighbour that is not a candidate)
+and a small open-addressing hash table for the hits. Over the full pool every tool is a
+candidate and its column is its index.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Exact top-n cosine search through an int8 copy of the tool embeddings.
 
-One query's exact cosine against every tool reads the whole float32 tool matrix (154 MB at
-100,000 x 384); that read, not arithmetic, is a single call's cost. The index keeps each
+One query's exact cosine against every tool reads the whole float32 tool matrix; that
+read, not arithmetic, is a single call's cost. The index keeps each
 tool embedding as int8 codes with one scale (a quarter of the bytes), scans those, and
 rescores in float32 only the tools that can still be in the top ``n``:
 
@@ -41,8 +41,8 @@ __all__ = ["Int8CosineIndex"]
 #: Extra slack on every interval, far above the float64 rounding of the bounds themselves.
 _ROUNDING = 1e-9
 
-#: Tools per block of the scan: one block's codes (96 KB at d = 384) stay in L2 while its
-#: dot products are taken, and its bound summary is one integer test per tool.
+#: Tools per block of the scan: one block's codes stay in L2 while its dot products are
+#: taken, and its bound summary is one integer test per tool.
 _BLOCK = 256
 
 
@@ -63,11 +63,10 @@ def _grow(a):
     out[:, : a.shape[1]] = a
     return out
 
-# One pass over the codes (see the module docstring). Per-tool float64 bounds, streamed or
-# fetched on demand, cost a third of the scan; the block extremes cost nothing. The dot
-# products go to a block buffer first: with the bounds in the same loop body, numba no longer
-# vectorizes the int8 dot product (measured 3x slower). Threads share a scan by ranges of
-# blocks (Int8CosineIndex.top), each call with its own heap.
+# One pass over the codes (see the module docstring). The dot products go to a block
+# buffer first: with the bounds in the same loop body, numba does not vectorize the int8
+# dot product. Threads share a scan by ranges of blocks (Int8CosineIndex.top), each call
+# with its own heap.
 @njit(cache=True, nogil=True)
 def _scan(codes, perm, qcodes, blk_smin, blk_smax, blk_resid, blk_total, qscale, qnorm_c,
          qresid, delta, n, block, b0, b1):
@@ -256,9 +255,7 @@ class Int8CosineIndex:
         n : int
             Tools kept per query, at most ``n_tools``.
         n_threads : int, default=1
-            Threads that share the scan, each over a contiguous range of blocks. The scan
-            is bound by memory bandwidth, which two cores share only in part (at 100k
-            tools, 2 threads read ~35 GB/s together against ~28 GB/s for one). The result
+            Threads that share the scan, each over a contiguous range of blocks. The result
             does not depend on it.
 
         Returns

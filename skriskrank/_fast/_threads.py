@@ -22,11 +22,7 @@ def _this_process():
 
 
 def cpu_count() -> int:
-    """Joblib's count of the CPUs this process may use (cgroup quotas included).
-
-    Read once per process: it reads cgroup files, 60 us or more a call, which an online
-    call at 100k tools measured as a tenth of its retrieval step.
-    """
+    """Joblib's count of the CPUs this process may use (cgroup quotas included), read once."""
     with _LOCK:
         _this_process()
         return _STATE["cpus"]
@@ -48,9 +44,8 @@ def thread_pool(n_workers: int) -> ThreadPoolExecutor:
 def run_blocks(fn, args) -> None:
     """``fn(*a)`` for each ``a`` in ``args``, on as many threads as BLAS has, one BLAS thread each.
 
-    On BLAS's own threads, full-pool scoring flipped between 0.09 and 0.21 s on a shared 2-core
-    machine; spread so, it held 0.10-0.12 s (``docs/design.md``). The limit is process-wide
-    while it lasts, as in scikit-learn's KMeans; the lock keeps callers from interleaving it.
+    The limit is process-wide while it lasts, as in scikit-learn's KMeans; the lock keeps
+    callers from interleaving it.
     """
     with _LOCK:  # one controller per process: it reads the loaded libraries once
         if "blas" not in _STATE:

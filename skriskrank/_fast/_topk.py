@@ -1,10 +1,9 @@
 """Top-k of long score rows in one pass, with a bounded heap per row.
 
 ``topk_rows(scores, k)`` equals ``np.argsort(-scores, axis=1, kind="stable")[:, :k]``: rows
-by descending score, ties by position, NaN last. For a full pool of 100,000 tools,
-``argpartition`` runs an introselect per row over an int64 copy of every index (1 ms a row,
-800 MB of indices for 1,000 queries); the heap costs about one comparison per score, since a
-score that does not beat the heap's worst, the common case, costs nothing else.
+by descending score, ties by position, NaN last. Unlike ``argpartition``, it makes no int64
+copy of every index: a score that does not beat the heap's worst, the common case, costs
+one comparison.
 """
 
 from __future__ import annotations
