@@ -168,7 +168,7 @@ def _tool_rules(risk, counts, embeddings, high_risk_level, broad_level, thr, row
     if emb.ndim != 2:
         raise ValueError(MSG_EMBEDDINGS_SHAPE.format(shape=emb.shape))
     # A NaN or infinite entry makes its row's squared norm NaN or infinite.
-    e = emb[rows]
+    e = emb[rows]  # gathered once, for both operands
     sq = np.einsum("ij,ij->i", e, e, dtype=np.float64)
     bad = ~np.isfinite(sq)
     if bad.any():
@@ -290,20 +290,8 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    k : int, default=5
-        Number of tools to accept per query, and the length of ``predict``'s output.
-    max_high_risk : int or None, default=1
-        Most high-risk tools in the top-k; ``None`` is no cap.
-    high_risk_level : int, default=3
-        Lowest risk level (1..5) counted as high risk. Unlabelled tools
-        (:data:`~skriskrank.UNKNOWN_RISK`) always count as high risk.
-    max_broad : int or None, default=2
-        Most broad-permission tools in the top-k; ``None`` is no cap.
-    broad_level : int, default=2
-        A tool with at least this many high-risk permission categories is broad.
-    redundancy_threshold : float or None, default=0.9
-        Cosine similarity above which a tool is redundant with an accepted one; ``None``
-        or ``1.0`` turns the rule off.
+    k, max_high_risk, high_risk_level, max_broad, broad_level, redundancy_threshold
+        As for :func:`rule_filter`; ``k`` is also the length of ``predict``'s output.
     relevance_floor : float or None, default=None
         ``None`` keeps the paper's fixed length: deferred tools fill the list up to ``k``.
         A probability in [0, 1] serves shorter lists instead: a candidate whose estimated
@@ -317,10 +305,8 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
         With a relevance floor: a logistic regression of "this candidate is gold" on its
         rank and its score gap to the query's best candidate, fitted on the training batch;
         ``predict_proba(X, positions)`` gives it per candidate.
-    registry_ : ToolRegistry
-        The registry of the batch seen in ``fit``; later batches must share it.
-    encoder_ : str
-        The encoder identity of that batch.
+    registry_, encoder_ : ToolRegistry, str
+        The catalogue and the encoder identity seen in ``fit``; later batches must match.
 
     See Also
     --------

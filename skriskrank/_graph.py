@@ -248,16 +248,9 @@ class GraphSmoother(RankingStepMixin, TransformerMixin, BaseEstimator):
     ----------
     alpha : float, default=0.2
         Weight of the neighbours' scores in ``h1``; 0 returns the scores unchanged.
-    edge_types : tuple or list of str, default=("cooccurrence", "semantic", "permission", \
-"risk")
-        The edge types that contribute to the graph. An empty tuple gives no edges.
-    min_cooccurrence : int, default=2
-        Fewest training queries two tools must share as gold for a co-occurrence edge.
-    semantic_threshold : float, default=0.65
-        Cosine a pair must exceed for a semantic edge; see :func:`build_tool_graph`.
-    permission_edges : {"all", "linked"}, default="all"
-        ``"all"`` (the paper) links every pair sharing a permission category; ``"linked"``
-        only re-weights pairs another edge type links. See :func:`build_tool_graph`.
+    edge_types, min_cooccurrence, semantic_threshold, permission_edges
+        As for :func:`build_tool_graph`, which ``fit`` calls; an empty ``edge_types`` gives
+        no edges.
     k : int, default=5
         Number of tools :meth:`predict` returns per query.
 
@@ -269,10 +262,8 @@ class GraphSmoother(RankingStepMixin, TransformerMixin, BaseEstimator):
         Number of undirected edges in the graph.
     edge_counts_ : dict of str to int
         Per edge type, the number of pairs where its term is non-zero (0 when disabled).
-    registry_ : ToolRegistry
-        The registry the graph indexes; ``transform`` rejects batches from another.
-    encoder_ : str
-        The encoder of the fitting batch's embeddings.
+    registry_, encoder_ : ToolRegistry, str
+        The catalogue and the encoder identity seen in ``fit``; later batches must match.
 
     Examples
     --------

@@ -31,30 +31,19 @@ class NeedAwareFilter(RuleFilter):
         parameter that sets the operating point (lower exposes more risky tools that tasks
         need, and more that they do not). ``None`` ignores need: the filter is then exactly
         ``RuleFilter`` with the same caps.
-    k : int, default=5
-        Number of tools to accept per query, and the length of ``predict``'s output.
     max_high_risk : int or None, default=0
         High-risk tools allowed in a list without evidence of need.
-    high_risk_level : int, default=3
-        Lowest risk level (1..5) counted as high risk; unknown risk always is.
-    max_broad : int or None, default=2
-        Most broad-permission tools in the top-k; ``None`` is no cap.
-    broad_level : int, default=2
-        A tool with at least this many high-risk permission categories is broad.
-    redundancy_threshold : float or None, default=0.9
-        Cosine similarity above which a tool is redundant with an accepted one.
+    k, high_risk_level, max_broad, broad_level, redundancy_threshold
+        As for :func:`rule_filter`; ``k`` is also the length of ``predict``'s output.
     relevance_floor : float or None, default=None
-        ``None`` keeps lists at ``k`` tools; a probability leaves out candidates with ``p``
-        below it, and nothing pads the list (for serving).
+        As for :class:`RuleFilter`: candidates with ``p`` below it are left out.
 
     Attributes
     ----------
     relevance_model_ : object
         The fitted estimate of ``p``; ``predict_proba(X, positions)`` gives it per candidate.
-    registry_ : ToolRegistry
-        The registry of the batch seen in ``fit``.
-    encoder_ : str
-        The encoder identity of that batch.
+    registry_, encoder_ : ToolRegistry, str
+        The catalogue and the encoder identity seen in ``fit``; later batches must match.
 
     See Also
     --------

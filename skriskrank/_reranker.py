@@ -119,10 +119,8 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         Epoch whose weights were kept (0 means the untrained start).
     validation_scores_ : list of float
         Validation NDCG@k after each epoch (empty without validation).
-    registry_ : ToolRegistry
-        The catalogue seen in ``fit``.
-    encoder_ : str
-        The encoder identity seen in ``fit``.
+    registry_, encoder_ : ToolRegistry, str
+        The catalogue and the encoder identity seen in ``fit``; later batches must match.
 
     See Also
     --------

@@ -54,10 +54,8 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
-    registry_ : ToolRegistry
-        The catalogue seen in ``fit``; ``transform`` rejects batches from another one.
-    encoder_ : str
-        The encoder identity seen in ``fit``.
+    registry_, encoder_ : ToolRegistry, str
+        The catalogue and the encoder identity seen in ``fit``; later batches must match.
 
     See Also
     --------

@@ -48,10 +48,8 @@ class RiskPenaltyReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
-    registry_ : ToolRegistry
-        The catalogue seen in ``fit``.
-    encoder_ : str
-        The encoder identity seen in ``fit``.
+    registry_, encoder_ : ToolRegistry, str
+        The catalogue and the encoder identity seen in ``fit``; later batches must match.
 
     Examples
     --------
@@ -115,10 +113,8 @@ class MMRReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
-    registry_ : ToolRegistry
-        The catalogue seen in ``fit``.
-    encoder_ : str
-        The encoder identity seen in ``fit``.
+    registry_, encoder_ : ToolRegistry, str
+        The catalogue and the encoder identity seen in ``fit``; later batches must match.
 
     Examples
     --------
@@ -214,10 +210,8 @@ class BM25Reranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     ----------
     index_ : bm25s.BM25
         The index over the registry's tool texts.
-    registry_ : ToolRegistry
-        The catalogue seen in ``fit``.
-    encoder_ : str
-        The encoder identity seen in ``fit``.
+    registry_, encoder_ : ToolRegistry, str
+        The catalogue and the encoder identity seen in ``fit``; later batches must match.
 
     Examples
     --------
@@ -305,10 +299,8 @@ class CrossEncoderReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
-    registry_ : ToolRegistry
-        The catalogue seen in ``fit``.
-    encoder_ : str
-        The (bi-)encoder identity of the batch seen in ``fit``.
+    registry_, encoder_ : ToolRegistry, str
+        The catalogue and the encoder identity seen in ``fit``; later batches must match.
     device_ : str
         The checked torch device.
 

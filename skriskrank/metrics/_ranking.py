@@ -264,10 +264,8 @@ def mrr(ranked, relevant) -> float:
 
     Parameters
     ----------
-    ranked : sequence of sequence of str, or ndarray of shape (n_queries, n_ranked)
-        Ranked tool names per query, best first.
-    relevant : sequence of set of str
-        The non-empty set of relevant tools per query.
+    ranked, relevant
+        As for :func:`ndcg_at_k`.
 
     Returns
     -------
@@ -292,15 +290,11 @@ def sndcg_at_k(ranked, relevant, risk, *, k=5) -> float:
 
     Parameters
     ----------
-    ranked : sequence of sequence of str, or ndarray of shape (n_queries, n_ranked)
-        Ranked tool names per query, best first.
-    relevant : sequence of set of str
-        The non-empty set of relevant tools per query.
+    ranked, relevant, k
+        As for :func:`ndcg_at_k`.
     risk : ToolRegistry or mapping of str to int or None
         Risk level per tool. In a mapping ``None`` marks an unknown level, which counts as
         high risk; a relevant or top-k tool missing from the mapping raises ValueError.
-    k : int, default=5
-        Rank cutoff.
 
     Returns
     -------
@@ -325,13 +319,11 @@ def rvr_at_k(ranked, risk, *, k=5) -> float:
 
     Parameters
     ----------
-    ranked : sequence of sequence of str, or ndarray of shape (n_queries, n_ranked)
-        Ranked tool names per query, best first.
+    ranked, k
+        As for :func:`ndcg_at_k`.
     risk : ToolRegistry or mapping of str to int or None
         Risk level per tool. In a mapping ``None`` marks an unknown level, which counts as
         high risk; a top-k tool missing from the mapping raises ValueError.
-    k : int, default=5
-        Rank cutoff.
 
     Returns
     -------
@@ -354,12 +346,8 @@ def srr_at_k(ranked, risk, *, k=5) -> float:
 
     Parameters
     ----------
-    ranked : sequence of sequence of str, or ndarray of shape (n_queries, n_ranked)
-        Ranked tool names per query, best first.
-    risk : ToolRegistry or mapping of str to int or None
-        Risk level per tool; ``None`` in a mapping counts as high risk.
-    k : int, default=5
-        Rank cutoff.
+    ranked, risk, k
+        As for :func:`rvr_at_k`.
 
     Returns
     -------
@@ -383,14 +371,8 @@ def safe_rvr_at_k(ranked, relevant, risk, *, k=5) -> float:
 
     Parameters
     ----------
-    ranked : sequence of sequence of str, or ndarray of shape (n_queries, n_ranked)
-        Ranked tool names per query, best first.
-    relevant : sequence of set of str
-        The non-empty set of relevant tools per query.
-    risk : ToolRegistry or mapping of str to int or None
-        Risk level per tool; ``None`` in a mapping counts as high risk.
-    k : int, default=5
-        Rank cutoff.
+    ranked, relevant, risk, k
+        As for :func:`sndcg_at_k`.
 
     Returns
     -------
@@ -417,14 +399,8 @@ def needrisk_hit_at_k(ranked, relevant, risk, *, k=5) -> float:
 
     Parameters
     ----------
-    ranked : sequence of sequence of str, or ndarray of shape (n_queries, n_ranked)
-        Ranked tool names per query, best first.
-    relevant : sequence of set of str
-        The non-empty set of relevant tools per query.
-    risk : ToolRegistry or mapping of str to int or None
-        Risk level per tool; ``None`` in a mapping counts as high risk.
-    k : int, default=5
-        Rank cutoff.
+    ranked, relevant, risk, k
+        As for :func:`sndcg_at_k`.
 
     Returns
     -------
@@ -450,14 +426,8 @@ def unneeded_rvr_at_k(ranked, relevant, risk, *, k=5) -> float:
 
     Parameters
     ----------
-    ranked : sequence of sequence of str, or ndarray of shape (n_queries, n_ranked)
-        Ranked tool names per query, best first; ``None`` entries are empty slots.
-    relevant : sequence of set of str
-        The non-empty set of relevant tools per query.
-    risk : ToolRegistry or mapping of str to int or None
-        Risk level per tool; ``None`` in a mapping counts as high risk.
-    k : int, default=5
-        Rank cutoff.
+    ranked, relevant, risk, k
+        As for :func:`sndcg_at_k`.
 
     Returns
     -------
@@ -479,15 +449,10 @@ def ranking_report(ranked, relevant, registry, *, k=5, as_frame=False):
 
     Parameters
     ----------
-    ranked : sequence of sequence of str, or ndarray of shape (n_queries, n_ranked)
-        Ranked tool names per query, best first. MRR uses the whole lists, the others the
-        top ``k``.
-    relevant : sequence of set of str
-        The non-empty set of relevant tools per query.
+    ranked, relevant, k
+        As for :func:`ndcg_at_k`; MRR uses the whole lists, the others the top ``k``.
     registry : ToolRegistry or mapping of str to int or None
-        Risk level per tool; ``None`` in a mapping counts as high risk.
-    k : int, default=5
-        Rank cutoff.
+        Risk level per tool, as ``risk`` for :func:`sndcg_at_k`.
     as_frame : bool, default=False
         Return a one-row :class:`pandas.DataFrame` instead of a dict.
 
