@@ -147,24 +147,19 @@ class RankingBatch:
                                                   n_max=n_tools - 1))
             if scores is None:
                 raise ValueError(MSG_SCORES_NEEDED)
+        m = n_tools if candidates is None else candidates.shape[1]
         if lengths is not None:
             _check_array("lengths", lengths, 1, np.int64)
-            m = -1 if candidates is None else candidates.shape[1]
-            if lengths.shape != (n_q,) or (lengths < 0).any() or (lengths > m).any():
+            if (lengths.shape != (n_q,) or (lengths < 0).any()
+                    or (lengths > (-1 if candidates is None else m)).any()):
                 raise ValueError(MSG_LENGTHS)
+        shaped = {f"parts[{name!r}]": part for name, part in (parts or {}).items()}
         if scores is not None:
-            _check_array("scores", scores, 2, np.float32)
-            expected = (n_q, n_tools if candidates is None else candidates.shape[1])
-            if scores.shape != expected:
-                raise ValueError(MSG_SHAPE.format(name="scores", shape=scores.shape,
-                                                  expected=expected, why="one per candidate"))
-        if parts is not None:
-            m = n_tools if candidates is None else candidates.shape[1]
-            for name, part in parts.items():
-                if np.shape(part) != (n_q, m):
-                    raise ValueError(MSG_SHAPE.format(name=f"parts[{name!r}]",
-                                                      shape=np.shape(part), expected=(n_q, m),
-                                                      why="one per candidate"))
+            shaped = {"scores": _check_array("scores", scores, 2, np.float32), **shaped}
+        for name, value in shaped.items():
+            if np.shape(value) != (n_q, m):
+                raise ValueError(MSG_SHAPE.format(name=name, shape=np.shape(value),
+                                                  expected=(n_q, m), why="one per candidate"))
         fields = dict(registry=registry, query_embeddings=q, tool_embeddings=t,
                       _candidates=candidates, _scores=scores, encoder=encoder,
                       queries=None if queries is None else tuple(queries), lengths=lengths,

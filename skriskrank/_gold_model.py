@@ -33,7 +33,7 @@ class _GoldModel:
     queries nearest by embedding (weights ``softmax(cosine / temperature)``) whose gold set
     holds the tool; in ``fit`` each query leaves itself out. A logistic regression
     (standardized features, C=1) is fitted on the training batch's candidates of rank below
-    ``fit_rank``. Measured on UltraTool and Seal-Tools in ``docs/design.md``.
+    ``fit_rank``.
     """
 
     def __init__(self, knn, fit_rank, n_neighbors=10, temperature=0.05):

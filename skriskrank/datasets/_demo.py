@@ -83,11 +83,8 @@ def load_demo() -> DemoData:
 
     202 agent tools over ten domains (:data:`DEMO_DOMAINS`), read-only and risky variants
     side by side (``read_file`` at level 1, ``write_file`` 3, ``delete_file`` 4,
-    ``wipe_disk`` 5). Risk levels follow the paper's rubric: 1 read-only; 2 minor reversible
-    actions or non-sensitive personal data; 3 sensitive data access or persistent writes;
-    4 irreversible actions, security controls or system-level permissions; 5 large-scale
-    harm, system intrusion or severe privacy loss. Of the 564 queries, 259 need a tool of
-    level 3 or more; many others only sound risky.
+    ``wipe_disk`` 5), levelled by the paper's rubric (:ref:`risk`). Of the 564 queries, 259
+    need a tool of level 3 or more; many others only sound risky.
 
     Returns
     -------

@@ -248,9 +248,9 @@ def _read_labels(path: Path) -> dict[str, dict]:
     return labels
 
 
-def _build_registry(path: Path, names, descriptions, risk, permissions=None, **kwargs):
+def _build_registry(path: Path, build, *args, **kwargs):
     try:
-        return ToolRegistry(names, descriptions, risk, permissions, **kwargs)
+        return build(*args, **kwargs)
     except ValueError as err:
         # ToolRegistry names the tool; add the file it came from.
         raise ValueError(MSG_BAD_REGISTRY.format(path=path, error=err)) from None
@@ -343,7 +343,8 @@ def load_ultratool(data_dir: str | PathLike) -> ToolRetrievalDataset:
     queries_path = _file(ULTRATOOL_QUERIES, data_dir)
     labels = _read_labels(labels_path)
     registry = _build_registry(
-        labels_path, list(labels), [label.get("description") for label in labels.values()],
+        labels_path, ToolRegistry, list(labels),
+        [label.get("description") for label in labels.values()],
         [label.get("risk_level") for label in labels.values()],
     )
     lines = _query_lines(queries_path, registry, "question", "tools", "name")
@@ -414,7 +415,8 @@ def load_sealtools(data_dir: str | PathLike,
         raise ValueError(MSG_BAD_REGISTRY.format(path=tools_path, error=MSG_NO_TOOLS))
     # A tool without a label gets None, which the registry stores as unknown (high) risk.
     risk = [labels.get(n, {}).get("risk_level") for n in first]
-    registry = _build_registry(tools_path, list(first), [d for _, d in first.values()], risk)
+    registry = _build_registry(tools_path, ToolRegistry, list(first),
+                               [d for _, d in first.values()], risk)
     lines = _query_lines(queries_path, registry, "query", "calling", "api")
     rows = [(q, g, str(obj.get("id", f"{split}-line{at['line']}"))) for at, obj, q, g in lines]
     queries, relevant, ids = zip(*rows, strict=True)
@@ -477,10 +479,8 @@ def load_registry_csv(path: str | PathLike, *, permission_keywords=None) -> Tool
         records = [_csv_record({"path": path, "line": reader.line_num}, row) for row in reader]
     if not records:
         raise ValueError(MSG_BAD_REGISTRY.format(path=path, error=MSG_NO_TOOLS))
-    try:
-        return ToolRegistry.from_records(records, permission_keywords=permission_keywords)
-    except ValueError as err:  # ToolRegistry names the tool; add the file it came from
-        raise ValueError(MSG_BAD_REGISTRY.format(path=path, error=err)) from None
+    return _build_registry(path, ToolRegistry.from_records, records,
+                           permission_keywords=permission_keywords)
 
 
 def _csv_record(at: dict, row: dict) -> dict:
