@@ -64,9 +64,10 @@ class RankingStepMixin:
     """What every step that takes and returns a :class:`RankingBatch` shares.
 
     ``predict`` and ``rank``, so that any prefix of a skriskrank pipeline ending in such a
-    step is a complete ranker; the tags of a step that takes no arrays; and ``fit``: it
-    records the batch's registry and encoder and calls the step's ``_fit_step(X, y)`` hook.
-    Subclasses define ``transform``, a ``k`` parameter and ``_parameter_constraints``.
+    step is a complete ranker; the tags of a step that takes no arrays; ``fit``, which
+    records the batch's registry and encoder and calls the step's ``_fit_step(X, y)`` hook;
+    and ``transform``, which checks the batch and calls the step's ``_transform(X)``.
+    Subclasses define ``_transform``, a ``k`` parameter and ``_parameter_constraints``.
     """
 
     #: Whether ``fit`` needs ``y``, the gold tool sets.
@@ -122,6 +123,22 @@ class RankingStepMixin:
                                                      value=getattr(self, param),
                                                      n=len(X.registry)))
         return X
+
+    def transform(self, X):
+        """The step's new batch: the candidates rescored or reordered (see the class).
+
+        Parameters
+        ----------
+        X : RankingBatch
+            The batch from the previous step, over the fitted registry.
+
+        Returns
+        -------
+        batch : RankingBatch
+            A new batch; ``X`` is left as it was. A traced batch
+            (:meth:`RankingBatch.traced`) also records what the step adds (``parts``).
+        """
+        return self._transform(self._check_input(X, reset=False))
 
     def rank(self, X, *, k: int | None = None) -> np.ndarray:
         """Each query's candidates as registry indices, best first.

@@ -286,7 +286,9 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
     ``transform`` filters each query's ranked candidates with the registry's risk levels
     and permission counts and the batch's tool embeddings (see :func:`rule_filter`) and
     returns them reordered: accepted, then deferred, then unscanned. Each candidate keeps
-    its score from the step before; the filter changes the order, not the scores.
+    its score from the step before; the filter changes the order, not the scores. A traced
+    batch records each candidate's ``decision`` (a code of ``skriskrank._fast``), the tool
+    it duplicates (``duplicate_of``, -1 for none) and, with a relevance model, ``p_gold``.
 
     Parameters
     ----------
@@ -384,23 +386,7 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
         return self._cached("_tools", (*arrays, options[2], options[4], options[5] is not None),
                             lambda: _tool_rules(*arrays, options[2], options[4], options[5]))
 
-    def transform(self, X):
-        """Reorder each query's candidates by the filter.
-
-        Parameters
-        ----------
-        X : RankingBatch
-            A batch built from the fitted registry.
-
-        Returns
-        -------
-        X_filtered : RankingBatch
-            Ranked lists in filtered order; each candidate keeps its score. A traced batch
-            records each candidate's ``decision`` (a code of ``skriskrank._fast``), the
-            tool it duplicates (``duplicate_of``, -1 for none) and its gold probability
-            (``p_gold``, with a relevance model).
-        """
-        X = self._check_input(X, reset=False)
+    def _transform(self, X):
         options = self._options()  # set_params may have changed them
         positions = X.order()
         held = self._cached("_flagged", (X.registry,), lambda: flagged(X.registry))

@@ -15,7 +15,6 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import RankingStepMixin, check_relevant
-from ._batch import RankingBatch
 from ._fast import spread
 from ._rubric import RISKY_LEVEL
 
@@ -236,13 +235,14 @@ class GraphSmoother(RankingStepMixin, TransformerMixin, BaseEstimator):
     ``fit`` builds the graph with :func:`build_tool_graph` from the registry, the tool
     embeddings and the training queries' gold tools (not their scores). ``transform``
     propagates each query's scores one step along the graph restricted to that query's
-    candidates, so a candidate only receives score from other candidates::
+    (distinct) candidates, so a candidate only receives score from other candidates::
 
         h0 = s
         h1 = (1 - alpha) * h0 + alpha * h0 @ A_hat.T
         s' = (h0 + h1) / 2
 
-    A candidate without neighbours among the candidates gets ``(1 - alpha / 2) * s``.
+    A candidate without neighbours among the candidates gets ``(1 - alpha / 2) * s``. The
+    scores are float32; a traced batch records the change of each score (``smoothing``).
 
     Parameters
     ----------
@@ -312,21 +312,7 @@ class GraphSmoother(RankingStepMixin, TransformerMixin, BaseEstimator):
         )
         self.n_edges_ = int(self.graph_.nnz // 2)
 
-    def transform(self, X: RankingBatch) -> RankingBatch:
-        """Smooth each query's scores over its induced candidate subgraph.
-
-        Parameters
-        ----------
-        X : RankingBatch
-            A batch over the fitted registry, with distinct candidates per query.
-
-        Returns
-        -------
-        X_new : RankingBatch
-            ``X`` with float32 smoothed scores; the candidates are unchanged. A traced batch
-            records the change of each score (``smoothing``).
-        """
-        X = self._check_input(X, reset=False)
+    def _transform(self, X):
         alpha = float(self.alpha)
         if alpha == 0:
             smoothed = X.scores.astype(np.float32)

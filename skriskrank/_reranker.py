@@ -41,6 +41,8 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     means a level-4 tool must be 10 points more likely relevant than a safe tool to outrank
     it, whatever the head (:ref:`pipeline`). ``risk_weight`` acts at inference only:
     ``set_params`` on a fitted reranker changes the next ``transform`` without a refit.
+    ``transform`` re-sorts ranked lists by the new scores; a traced batch records ``f_rel``,
+    ``p_rel``, ``f_risk`` and ``risk_penalty`` (``risk_weight`` times the penalty).
 
     Parameters
     ----------
@@ -280,7 +282,9 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         -------
         f_rel : ndarray of float32 of shape (n_queries, n_candidates)
         """
-        X = self._check_input(X, reset=False)
+        return self._relevance(self._check_input(X, reset=False))
+
+    def _relevance(self, X):
         tools = X.tool_embeddings
         side = self._cached("_tool_side", (tools,), lambda: self.heads_.tool_side(tools))
         return self.heads_.relevance(X.query_embeddings, tools,
@@ -301,22 +305,8 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         X = self._check_input(X, reset=False)
         return self.tool_risk_[X.candidates]
 
-    def transform(self, X):
-        """Score each candidate by ``p_rel - risk_weight * risk_penalty``.
-
-        Parameters
-        ----------
-        X : RankingBatch
-            The batch from the previous step.
-
-        Returns
-        -------
-        batch : RankingBatch
-            The same candidates with the reranker's scores (ranked lists re-sorted by them).
-            A traced batch records ``f_rel``, ``p_rel``, ``f_risk`` and ``risk_penalty``
-            (``risk_weight`` times the penalty that is subtracted).
-        """
-        rel = self.relevance_scores(X)
+    def _transform(self, X):
+        rel = self._relevance(X)
         p_rel = self._calibrated(rel)
         penalty = np.float32(self.risk_weight) * self.risk_penalty_[X.candidates]
         X = X.with_parts(f_rel=rel, p_rel=p_rel, f_risk=lambda: self.tool_risk_[X.candidates],

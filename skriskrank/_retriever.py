@@ -22,7 +22,7 @@ _INDEX_MAX_QUERIES = 2
 
 
 class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
-    """Keep each query's ``n_candidates`` best tools by current score.
+    """Keep each query's ``n_candidates`` best tools by current score, as ranked lists.
 
     Placed right after :class:`FrozenEmbedder`, this is first-stage dense retrieval: the
     paper's top-100 candidate-matched setting, where every later step only reorders the
@@ -130,20 +130,7 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
             limits.append(int(omp))
         return max(1, min(threads, *limits))
 
-    def transform(self, X):
-        """Keep the top ``n_candidates`` of each query.
-
-        Parameters
-        ----------
-        X : RankingBatch
-            The batch from the previous step.
-
-        Returns
-        -------
-        batch : RankingBatch
-            Candidates cut to ``min(n_candidates, X.n_candidates)`` per query, best first.
-        """
-        X = self._check_input(X, reset=False)
+    def _transform(self, X):
         n = min(self.n_candidates, X.n_candidates)
         if (X.scores_pending and n < X.n_candidates and X.n_queries <= _INDEX_MAX_QUERIES
                 and self._uses_index(X.n_candidates)

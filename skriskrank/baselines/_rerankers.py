@@ -36,8 +36,9 @@ class RiskPenaltyReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     """Subtract a fixed penalty per audited risk level from the current scores.
 
     ``s = score - risk_weight * (r - 1) / 4``, where ``r`` is the registry's risk level of
-    the tool; an unlabelled tool is penalised as level 5. The paper's "dense + risk-label
-    penalty" baseline: it punishes a risky tool whether or not the query needs it.
+    the tool; an unlabelled tool is penalised as level 5 (a traced batch records the
+    ``risk_penalty``). The paper's "dense + risk-label penalty" baseline: it punishes a
+    risky tool whether or not the query needs it.
 
     Parameters
     ----------
@@ -76,20 +77,7 @@ class RiskPenaltyReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         self.risk_weight = risk_weight
         self.k = k
 
-    def transform(self, X):
-        """Penalise each candidate by its normalized risk level.
-
-        Parameters
-        ----------
-        X : RankingBatch
-            The batch from the previous step.
-
-        Returns
-        -------
-        batch : RankingBatch
-            The same candidates with penalised scores.
-        """
-        X = self._check_input(X, reset=False)
+    def _transform(self, X):
         # (r - 1) / 4, unknown risk penalised as the worst real level.
         penalty = np.float32(self.risk_weight) * level_scale(X.registry.risk)[X.candidates]
         return X.with_parts(risk_penalty=penalty).with_scores(
@@ -102,7 +90,8 @@ class MMRReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     The first ``k`` places are filled greedily: each step takes the candidate maximizing
     ``relevance_weight * score - (1 - relevance_weight) * max_sim``, where ``max_sim`` is its
     largest cosine similarity (tool embeddings) to the tools already taken; the others follow
-    in score order. It diversifies the top-k but knows nothing about risk.
+    in score order. Each candidate keeps its score. It diversifies the top-k but knows
+    nothing about risk.
 
     Parameters
     ----------
@@ -140,21 +129,7 @@ class MMRReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         self.relevance_weight = relevance_weight
         self.k = k
 
-    def transform(self, X):
-        """Reorder each query's candidates by MMR.
-
-        Parameters
-        ----------
-        X : RankingBatch
-            The batch from the previous step.
-
-        Returns
-        -------
-        batch : RankingBatch
-            The candidates in MMR order, each keeping its score (as
-            :class:`~skriskrank.RuleFilter`).
-        """
-        X = self._check_input(X, reset=False)
+    def _transform(self, X):
         positions = X.order()
         ranked = np.take_along_axis(X.candidates, positions, axis=1)
         scores = np.take_along_axis(X.scores, positions, axis=1).astype(np.float64)
@@ -195,7 +170,8 @@ class BM25Reranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     A lexical baseline over ``registry.texts`` (``"{name}: {description}"``), with the
     ``bm25s`` package (Lucene BM25, English stopwords removed). After
     :class:`~skriskrank.FrozenEmbedder` it ranks the whole registry; after
-    :class:`~skriskrank.DenseRetriever`, the dense candidates.
+    :class:`~skriskrank.DenseRetriever`, the dense candidates (ties keep their order). The
+    batch must carry the query texts.
 
     Parameters
     ----------
@@ -247,22 +223,9 @@ class BM25Reranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         tokens = bm25s.tokenize(X.registry.texts, stopwords="en", show_progress=False)
         self.index_.index(tokens, show_progress=False)
 
-    def transform(self, X):
-        """Replace the scores by BM25 scores.
-
-        Parameters
-        ----------
-        X : RankingBatch
-            The batch from the previous step; it must carry the query texts.
-
-        Returns
-        -------
-        batch : RankingBatch
-            The same candidates, scored by BM25 (float32); ties keep the incoming order.
-        """
+    def _transform(self, X):
         import bm25s
 
-        X = self._check_input(X, reset=False)
         tokens = bm25s.tokenize(
             _query_texts(self, X), stopwords="en", show_progress=False, return_ids=False
         )
@@ -349,20 +312,7 @@ class CrossEncoderReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         self.device_ = check_device(self.device)
         self._cross_encoder()
 
-    def transform(self, X):
-        """Rescore the top ``n_rerank`` candidates of each query.
-
-        Parameters
-        ----------
-        X : RankingBatch
-            The batch from the previous step; it must carry the query texts.
-
-        Returns
-        -------
-        batch : RankingBatch
-            The ``n_rerank`` best candidates of each query, ranked by cross-encoder score.
-        """
-        X = self._check_input(X, reset=False)
+    def _transform(self, X):
         queries, top, texts = _query_texts(self, X), X.top(self.n_rerank), X.registry.texts
         pairs = [(q, texts[t]) for q, ts in zip(queries, top.candidates, strict=True) for t in ts]
         ce_scores = self._cross_encoder().predict(
