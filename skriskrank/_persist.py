@@ -279,22 +279,17 @@ def load(path):
         data = path.read_bytes()
         # Reads the zip, its schema and array headers; imports and builds nothing.
         untrusted = _check_file(data)
-    except FileNotFoundError:
-        raise
-    except (Exception, RecursionError) as exc:  # BadZipFile, KeyError, JSON errors, ...
-        raise ModelFileError(MSG_NOT_MODEL.format(path=str(path), error=exc)) from exc
-    if untrusted:
-        raise UntrustedTypeError(path, untrusted)
-    trusted = sorted({name for _, name in _trusted_nodes()})
-    try:
+        if untrusted:
+            raise UntrustedTypeError(path, untrusted)
+        trusted = sorted({name for _, name in _trusted_nodes()})
         obj = sio.loads(data, trusted=trusted)  # skops audits again before building
         if not isinstance(obj, BaseEstimator):
             raise ModelFileError(MSG_NOT_ESTIMATOR.format(path=str(path),
                                                           type=type(obj).__name__))
         _validate_tree(obj)
-    except ModelFileError:
+    except (FileNotFoundError, ModelFileError):
         raise
-    except (Exception, RecursionError) as exc:
+    except (Exception, RecursionError) as exc:  # BadZipFile, KeyError, JSON errors, ...
         raise ModelFileError(MSG_NOT_MODEL.format(path=str(path), error=exc)) from exc
     return obj
 
