@@ -136,7 +136,7 @@ class RankingStepMixin:
         -------
         batch : RankingBatch
             A new batch; ``X`` is left as it was. A traced batch
-            (:meth:`RankingBatch.traced`) also records what the step adds (``parts``).
+            (:meth:`~skriskrank.RankingBatch.traced`) also records what the step adds (``parts``).
         """
         return self._transform(self._check_input(X, reset=False))
 
