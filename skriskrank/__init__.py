@@ -56,13 +56,4 @@ def __dir__():
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "DEFAULT_PERMISSION_KEYWORDS", "EDGE_TYPES", "HINT_DEFAULTS", "PERMISSION_CATEGORIES",
-    "UNKNOWN_RISK", "DenseRetriever", "FrozenEmbedder", "GraphSmoother", "ModelFileError",
-    "NeedAwareFilter", "POISONING_FLAGS", "RankingBatch", "RiskAuditor", "RiskAwareReranker",
-    "RuleFilter",
-    "ToolRegistry", "UntrustedTypeError", "best_under_risk_budget", "build_pipeline",
-    "build_tool_graph", "catalogue_pipeline", "derive_permissions", "explain",
-    "format_parameters", "load", "load_tools", "make_ranking_scorer", "ranking_report",
-    "rule_filter", "save", "scan_tools",
-]
+__all__ = sorted(_WHERE)

@@ -13,13 +13,9 @@ from ._batch import RankingBatch, check_batch
 __all__ = ["RankingStepMixin", "check_relevant", "rank_reason"]
 
 MSG_Y_LENGTH = "y has {n_y} entries but X has {n_x} queries: give one set of gold tools per query."
-MSG_Y_ENTRY = (
-    "y[{i}] must be a non-empty set (or list) of tool names, got {value!r}."
-)
+MSG_Y_ENTRY = "y[{i}] must be a non-empty set (or list) of tool names, got {value!r}."
 MSG_Y_UNKNOWN = "y[{i}] names tool(s) missing from the registry: {names}."
-MSG_TOO_MANY = (
-    "{step}: {param}={value} is more than the catalogue's {n} tools; use at most {n}."
-)
+MSG_TOO_MANY = "{step}: {param}={value} is more than the catalogue's {n} tools; use at most {n}."
 
 
 def check_relevant(y, registry, n_queries: int | None = None) -> list[np.ndarray]:
@@ -100,7 +96,7 @@ class RankingStepMixin:
             The fitted step.
         """
         X = self._check_input(X, reset=True)
-        self._fit_batch_state(X)
+        self.registry_, self.encoder_ = X.registry, X.encoder  # what transform must match
         self._fit_step(X, y)
         return self
 
@@ -209,8 +205,3 @@ class RankingStepMixin:
         for name in self._caches:
             state.pop(name, None)
         return state
-
-    def _fit_batch_state(self, X: RankingBatch) -> None:
-        """Record what a later ``transform`` must match."""
-        self.registry_ = X.registry
-        self.encoder_ = X.encoder

@@ -12,9 +12,7 @@ __all__ = ["RankingBatch", "check_batch"]
 MSG_REGISTRY = "RankingBatch: registry must be a ToolRegistry, got {type}."
 MSG_ARRAY = "RankingBatch: {name} must be a {ndim}-d {dtype} array{hint}; got {what}."
 MSG_SHAPE = "RankingBatch: {name} has shape {shape}, expected {expected} ({why})."
-MSG_RANGE = (
-    "RankingBatch: candidates[{i}, {j}] is {value}, not a registry index in 0..{n_max}."
-)
+MSG_RANGE = "RankingBatch: candidates[{i}, {j}] is {value}, not a registry index in 0..{n_max}."
 MSG_SCORES_NEEDED = (
     "RankingBatch: a batch of ranked candidate lists needs their scores; only a full-pool "
     "batch may leave scores=None (the cosine, computed on first read)."

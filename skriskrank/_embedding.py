@@ -66,23 +66,19 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
     batch_size : int, default=64
         Texts per encoder forward pass.
     cache : bool, int or str, default=True
-        ``True`` caches embeddings in memory, in the process, per encoder and text (what
-        makes the refits of a ``GridSearchCV`` cheap), keeping the 50,000 most recently used
-        texts (about 77 MB at d=384); an int keeps that many instead; a directory path
-        caches them on disk as well, shared by every process that names it (joblib or Dask
-        workers on one file system read what another process wrote, even after they
-        started, instead of encoding it again); ``False`` caches nothing: every
-        ``transform`` encodes its queries again (the tool embeddings are computed once, in
-        ``fit``). Rows are cached per model, device and ``batch_size``, as the encoder's
-        output depends on each. The disk gets one file per ``batch_size`` new texts; fewer
-        wait in memory, and are lost if the process exits first.
+        ``True`` caches embeddings in memory, per process, model, device and ``batch_size``
+        (the encoder's output depends on each), keeping the 50,000 most recently used texts
+        (about 77 MB at d=384): what makes the refits of a ``GridSearchCV`` cheap. An int
+        keeps that many instead; a directory path also caches them on disk, shared by every
+        process that names it, even one started earlier (joblib or Dask workers), one file
+        per ``batch_size`` new texts. ``False`` caches nothing: every ``transform`` encodes
+        its queries again (the tool embeddings are computed once, in ``fit``).
     device : str, default="cpu"
         Torch device for the encoder, e.g. ``"cpu"`` or ``"cuda:0"``.
     backend : {"torch", "onnx"}, default="torch"
         What runs the encoder: PyTorch, or ONNX Runtime on the CPU (``pip install
         'skriskrank[onnx]'``; the model is exported from its installed weights on first use
-        and kept in ``$SKRISKRANK_CACHE``). Their embeddings agree to a cosine above 0.9999
-        (``benchmarks/results/bench_encoder.md``); each has its own cache.
+        and kept in ``$SKRISKRANK_CACHE``); each has its own cache.
     show_progress_bar : bool or None, default=None
         Show a progress bar while encoding; ``None`` shows one for encodes of more than
         1,000 new texts.

@@ -7,13 +7,10 @@ depends on: the model, the device, the batch size (a text's vector depends on th
 is padded in) and the backend. So a cached vector is always one that the same encoder, run
 the same way, returned.
 
-A store keeps the rows of at most ``capacity`` texts in memory and forgets the least
-recently used first (:data:`DEFAULT_CACHE_SIZE`). With a directory it also writes them to
-disk, one ``.npz`` shard per encoder batch: a call that encodes at least ``batch_size`` new
-texts writes them as one shard at once; smaller misses wait in memory and go out as one
-shard once ``batch_size`` of them are pending (:func:`clear_caches` writes the rest). Rows
-still pending when the process exits are not on disk; being a cache, that costs only their
-encoding in the next process.
+A store keeps the rows of at most ``capacity`` texts in memory, least recently used out
+first. With a directory, new rows also wait in memory until ``batch_size`` of them go to
+disk as one ``.npz`` shard (:func:`clear_caches` writes the rest); rows still pending when
+the process exits cost only their encoding in the next process.
 """
 
 from __future__ import annotations
@@ -134,10 +131,6 @@ def load_model(load_from: str, device: str, shown_name: str, *, kind: str = "Sen
         return _MODELS.setdefault(key, model)
 
 
-def _digest(text: str) -> bytes:
-    return hashlib.sha1(text.encode()).digest()
-
-
 class EmbeddingStore:
     """Embeddings of one encoder, by text: an LRU in memory, and optionally shards on disk.
 
@@ -185,7 +178,7 @@ class EmbeddingStore:
         """
         texts = list(texts)
         unique = list(dict.fromkeys(texts))
-        digests = [_digest(t) for t in unique]
+        digests = [hashlib.sha1(t.encode()).digest() for t in unique]
         with self.lock:
             slots = [self.index.get(d) for d in digests]
             hit = [i for i, s in enumerate(slots) if s is not None]
@@ -341,19 +334,10 @@ def encode(texts, *, model=None, batch_size=64, device="cpu", cache=True,
     ----------
     texts : list of str
         Texts to embed (not checked here).
-    model : str, path-like or None, default=None
+    model, batch_size, device, show_progress_bar, backend
         As for :class:`~skriskrank.FrozenEmbedder`.
-    batch_size : int, default=64
-        Texts per encoder forward pass.
-    device : str, default="cpu"
-        Torch device.
     cache : bool, int or str, default=True
         As for :func:`get_store`; ``False`` encodes every text and keeps nothing.
-    show_progress_bar : bool or None, default=None
-        ``None`` shows one for more than 1,000 texts to encode.
-    backend : {"torch", "onnx"}, default="torch"
-        What runs the encoder: PyTorch through sentence-transformers, or ONNX Runtime
-        (:mod:`skriskrank._onnx`).
 
     Returns
     -------

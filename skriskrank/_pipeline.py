@@ -25,8 +25,8 @@ def build_pipeline(registry, *, model=None, n_candidates=100, risk_weight=0.1, a
     ----------
     registry : ToolRegistry
         The tool catalogue.
-    model : str or None, default=None
-        Sentence-transformers model name or path; ``None`` is the packaged all-MiniLM-L6-v2.
+    model, cache, backend
+        As for :class:`FrozenEmbedder`.
     n_candidates : int or None, default=100
         First-stage candidates per query, at most the catalogue's size (a smaller catalogue
         keeps all its tools); ``None`` drops the retriever (full pool).
@@ -40,10 +40,6 @@ def build_pipeline(registry, *, model=None, n_candidates=100, risk_weight=0.1, a
         End with :class:`NeedAwareFilter` instead of the paper's :class:`RuleFilter`.
     random_state : int or None, default=0
         Seed of the reranker.
-    cache : bool, int or str, default=True
-        Embedding cache of :class:`FrozenEmbedder`.
-    backend : {"torch", "onnx"}, default="torch"
-        What runs the encoder (:class:`FrozenEmbedder`).
     verbose : int, default=0
         1 shows progress bars while encoding the tools and training.
     **reranker_params
@@ -88,18 +84,10 @@ def catalogue_pipeline(registry, *, model=None, n_candidates=100, k=5, cache=Tru
 
     Parameters
     ----------
-    registry : ToolRegistry
-        The tool catalogue.
-    model : str or None, default=None
-        Sentence-transformers model name or path; ``None`` is the packaged all-MiniLM-L6-v2.
+    registry, model, k, cache, backend
+        As for :func:`build_pipeline`.
     n_candidates : int, default=100
         First-stage candidates per query (at most the catalogue's size).
-    k : int, default=5
-        Length of the predicted lists.
-    cache : bool, int or str, default=True
-        Embedding cache of :class:`FrozenEmbedder`.
-    backend : {"torch", "onnx"}, default="torch"
-        What runs the encoder (:class:`FrozenEmbedder`).
 
     Returns
     -------

@@ -132,9 +132,7 @@ class ToolRegistry:
     fingerprint : str
         A SHA-1 of names, descriptions, risk and permissions, and, for tools that have them,
         of the encoder's text, the declared hints, trust and predicted-level flags; two
-        registries with the same fingerprint hold the same catalogue. A registry without
-        parameters, hints or predicted levels has the fingerprint it had before these fields
-        existed.
+        registries with the same fingerprint hold the same catalogue.
 
     See Also
     --------
@@ -303,10 +301,8 @@ class ToolRegistry:
             description)`` pairs), ``annotations`` (declared MCP hints), ``risk_source``
             (``"declared"`` or ``"predicted"``) and ``trust_hints`` (bool) are optional.
             Explicit permissions win over derived ones.
-        permission_keywords : mapping of str to iterable of str, default=None
-            Keyword rules for tools without explicit permissions.
-        text_template : str or callable, default=None
-            The encoder's text per tool; see :class:`ToolRegistry`.
+        permission_keywords, text_template
+            As for :class:`ToolRegistry`.
 
         Returns
         -------
@@ -335,8 +331,8 @@ class ToolRegistry:
             unknown), ``permissions`` (sets, or cells of the one format: categories
             joined by ``;``, ``"none"`` for none, blank to derive them), ``risk_source``
             and ``flags``.
-        permission_keywords : mapping of str to iterable of str, default=None
-            Keyword rules for tools without explicit permissions.
+        permission_keywords
+            As for :class:`ToolRegistry`.
 
         Returns
         -------
@@ -384,12 +380,7 @@ class ToolRegistry:
 
     @property
     def texts(self) -> list[str]:
-        """The text the encoder embeds, per tool.
-
-        ``"{name}: {description}"`` for a tool without parameters,
-        ``"{name}: {description} Parameters: {parameters}"`` for a tool with parameters, unless
-        the registry was built with its own ``text_template``.
-        """
+        """The text the encoder embeds, per tool (see the ``text_template`` parameter)."""
         return list(self._texts)
 
     @property
