@@ -130,13 +130,10 @@ def _check_ranked(ranked, n_tools):
 
 
 def _tool_rules(risk, counts, embeddings, high_risk_level, broad_level, thr, rows=None):
-    """Per-tool ``(high, broad, emb, tol)``, checked.
+    """Per-tool ``(high, broad, emb, tol)``, checked; ``emb`` is None when the rule is off.
 
-    ``emb`` is None when the rule is off; ``tol`` bounds the rounding of a dot product of
-    two of its rows.
-    With ``rows`` (the tools a call ranks), only those are flagged and checked, so a call
-    that ranks 100 of 100,000 tools costs O(100); :class:`RuleFilter` checks every tool
-    once, in ``fit``.
+    ``tol`` bounds the rounding of a dot product of two rows of ``emb``. With ``rows`` (the
+    tools a call ranks), only those are flagged and checked: O(len(rows)), not O(n_tools).
     """
     risk, counts = np.asarray(risk), np.asarray(counts)
     for arg, values in (("risk", risk), ("permission_counts", counts)):

@@ -163,9 +163,7 @@ def build_tool_graph(registry, tool_embeddings, relevant_indices, *,
     if block_size is not None and (bad_type or block_size < 1):
         raise ValueError(MSG_BLOCK_SIZE.format(value=block_size))
     if permission_edges not in ("all", "linked"):
-        raise ValueError(
-            f"permission_edges must be 'all' or 'linked', got {permission_edges!r}."
-        )
+        raise ValueError(f"permission_edges must be 'all' or 'linked', got {permission_edges!r}.")
     n_tools = len(registry)
     E = np.asarray(tool_embeddings)
     if E.ndim != 2 or E.shape[0] != n_tools:

@@ -61,14 +61,8 @@ class HeadWeights:
         Output weights of the relevance head.
     b2, cos_scale, cos_bias : float
         Output bias, and the weight and bias of the cosine term (0 for ``"concat"``).
-    R1 : ndarray of shape (hidden, d)
-        Hidden weights of the risk head.
-    rb1 : ndarray of shape (hidden,)
-        Hidden bias of the risk head.
-    rw2 : ndarray of shape (hidden,)
-        Output weights of the risk head.
-    rb2 : float
-        Output bias of the risk head.
+    R1, rb1, rw2, rb2 : ndarray of shape (hidden, d), (hidden,), (hidden,), and float
+        The risk head's hidden weights and bias, and its output weights and bias.
     """
 
     Wq: np.ndarray

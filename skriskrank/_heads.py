@@ -126,10 +126,8 @@ class DualHeadNet(NeuralNet):
     ----------
     *args, **kwargs
         As for :class:`skorch.NeuralNet`.
-    margin : float, default=0.1
-        Margin of the pairwise loss.
-    risk_loss_weight : float, default=0.5
-        Weight of the risk-regression term.
+    margin, risk_loss_weight : float
+        As for :class:`~skriskrank.RiskAwareReranker`.
     seed : int or None, default=None
         Seeds the module's weights through a generator of the net's own (the draws of
         ``torch.manual_seed(seed)``); None draws from torch's global generator.

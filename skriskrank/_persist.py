@@ -1,21 +1,12 @@
 """Model files without pickle: ``save`` and ``load`` with skops, and nothing else trusted.
 
 A fitted pipeline is a tree of scikit-learn estimators, numpy arrays, a sparse graph and the
-registry. :func:`save` writes it with :mod:`skops.io`: a zip of a JSON schema and ``.npy``
-members, no pickle. A model file from elsewhere is untrusted input (``docs/security.md``), so
-:func:`load` checks it before skops builds anything:
-
-- sizes: the file, the zip's declared member sizes, the schema and the nesting of its nodes
-  are bounded (:data:`MODEL_FILE_LIMITS`), so a zip bomb or a deep schema is refused unread;
-- types: every node of the schema must be one of :data:`TRUSTED_NODES`, the exact
-  ``(loader, type)`` pairs that :func:`save` writes for the objects it supports (the tests
-  save each of them and compare). skops' own, broader defaults are never consulted, and no
-  class whose state reaches pickle, torch or skorch deserialisation is on the list;
-- arrays: each ``.npy`` member's header must describe exactly its bytes, with no object dtype;
-- cycles: a node may not contain itself.
-
-Only then does skops build the objects; any failure is a :class:`ModelFileError` naming the
-path. The encoder is referenced by model name or path, never stored.
+registry. :func:`save` writes it with :mod:`skops.io` (a zip of a JSON schema and ``.npy``
+members, no pickle); the encoder is referenced by model name or path, never stored. A model
+file from elsewhere is untrusted input, so :func:`load` checks its sizes
+(:data:`MODEL_FILE_LIMITS`), node types (``TRUSTED_NODES``, the exact pairs :func:`save`
+writes), array headers and cycles before skops builds anything; ``docs/security.md`` ("A
+model file never runs code") says what each check refuses.
 """
 
 from __future__ import annotations

@@ -32,14 +32,10 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     """Rerank candidates by calibrated relevance minus ``risk_weight`` times a risk penalty.
 
     A relevance head ``f_rel`` and a risk head ``f_risk`` over frozen embeddings, trained
-    jointly by a skorch :class:`~skriskrank._heads.DualHeadNet` (a pairwise margin loss plus
-    ``risk_loss_weight`` times the MSE between ``f_risk(t)`` and ``(r_t - 1) / 4``). The
-    score is ``s = p_rel - risk_weight * penalty``: ``p_rel`` is the Platt-calibrated
-    probability that the tool is a gold tool of the query (a monotone map of ``f_rel``), and
-    ``penalty`` in [0, 1] is ``f_risk`` mapped by an isotonic fit onto the rubric's penalty
-    (0 for levels 1-2, 0.5 for 3, 1 for 4-5 and for unknown risk). So ``risk_weight = 0.1``
-    means a level-4 tool must be 10 points more likely relevant than a safe tool to outrank
-    it, whatever the head (:ref:`pipeline`). ``risk_weight`` acts at inference only:
+    jointly by a skorch :class:`~skriskrank._heads.DualHeadNet`. The score is ``s = p_rel -
+    risk_weight * penalty``: ``p_rel`` is the Platt-calibrated probability that the tool is
+    a gold tool of the query, ``penalty`` in [0, 1] the isotonic map of ``f_risk`` onto the
+    rubric's penalty (:ref:`pipeline`). ``risk_weight`` acts at inference only:
     ``set_params`` on a fitted reranker changes the next ``transform`` without a refit.
     ``transform`` re-sorts ranked lists by the new scores; a traced batch records ``f_rel``,
     ``p_rel``, ``f_risk`` and ``risk_penalty`` (``risk_weight`` times the penalty).

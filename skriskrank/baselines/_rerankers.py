@@ -297,8 +297,6 @@ class CrossEncoderReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
 
     def _cross_encoder(self):
         # The bi-encoder's resolution: a local directory by its absolute path, else a name.
-        # load_model keeps one model per process and device, so the step holds (and
-        # pickles) no weights.
         model = str(self.model)
         return load_model(resolve_model(model)[1], self.device_, model,
                            kind="CrossEncoder", message=MSG_CROSS_ENCODER_UNAVAILABLE)

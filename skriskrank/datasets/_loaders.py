@@ -29,7 +29,6 @@ ULTRATOOL_LABELS = "ultratool_risk_labels_resolved.json"
 SEALTOOLS_TOOLS = "tool.jsonl"
 SEALTOOLS_LABELS = "sealtools_risk_labels_resolved.json"
 
-
 MSG_MISSING_FILE = "Data file not found: {path}"
 MSG_NOT_A_DIR = "Data directory not found: {path}"
 MSG_BAD_SPLIT = "Unknown Seal-Tools split {split!r}; expected one of {allowed}."
@@ -436,9 +435,8 @@ def load_registry_csv(path: str | PathLike, *, permission_keywords=None) -> Tool
         ``;``; a blank cell derives them from the name and description, and ``none``
         declares that the tool has none), ``risk_source`` (``declared`` or ``predicted``)
         and ``flags`` (words separated by ``;``). Other columns are ignored.
-    permission_keywords : mapping of str to iterable of str, default=None
-        Keyword rules for the tools whose permissions are derived; ``None`` uses
-        :data:`skriskrank.DEFAULT_PERMISSION_KEYWORDS`.
+    permission_keywords
+        As for :class:`~skriskrank.ToolRegistry`.
 
     Returns
     -------

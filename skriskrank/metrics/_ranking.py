@@ -319,11 +319,8 @@ def rvr_at_k(ranked, risk, *, k=5) -> float:
 
     Parameters
     ----------
-    ranked, k
-        As for :func:`ndcg_at_k`.
-    risk : ToolRegistry or mapping of str to int or None
-        Risk level per tool. In a mapping ``None`` marks an unknown level, which counts as
-        high risk; a top-k tool missing from the mapping raises ValueError.
+    ranked, risk, k
+        As for :func:`sndcg_at_k`.
 
     Returns
     -------
