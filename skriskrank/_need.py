@@ -17,12 +17,11 @@ class NeedAwareFilter(RuleFilter):
 
     For every candidate it estimates ``p``, the probability that it is a gold tool of the
     query, and admits a high-risk tool (risk ``>= high_risk_level``, or unknown) only when
-    ``p >= need_threshold``; up to ``max_high_risk`` high-risk tools without that evidence
-    may still enter (none by default). The permission and redundancy rules and the
-    fixed-length fallback are :class:`RuleFilter`'s (:ref:`filters`). ``p`` is a logistic
-    regression fitted in ``fit`` on the candidate's rank, its score gap to the query's best
-    candidate, and the kernel-weighted share of the 10 training queries nearest to this one
-    (by embedding) whose gold set holds the tool; the gold sets are read in ``fit`` only.
+    ``p >= need_threshold``; the permission and redundancy rules and the fixed-length
+    fallback are :class:`RuleFilter`'s (:ref:`filters`). ``p`` is :class:`RuleFilter`'s
+    relevance model with one more feature: the kernel-weighted share of the 10 training
+    queries nearest to this one (by embedding) whose gold set (read in ``fit`` only) holds
+    the tool.
 
     Parameters
     ----------

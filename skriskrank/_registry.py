@@ -74,8 +74,7 @@ class ToolRegistry:
         Explicit permission categories per tool. ``None`` (for the whole argument or one tool)
         derives them from the name and description with ``permission_keywords``.
     permission_keywords : mapping of str to iterable of str, default=None
-        Keyword rules for derived permissions; ``None`` uses
-        :data:`DEFAULT_PERMISSION_KEYWORDS`.
+        Keyword rules for derived permissions; ``None`` uses :data:`DEFAULT_PERMISSION_KEYWORDS`.
     parameters : sequence of sequence of (str, str) or None, default=None
         Each tool's parameters as ``(name, description)`` pairs (``""`` for no description)
         or a mapping from names to descriptions; they join the encoder's text and the words
@@ -106,8 +105,7 @@ class ToolRegistry:
     descriptions : ndarray of object, shape (n_tools,)
         Tool descriptions.
     texts : list of str
-        The text the encoder sees per tool: ``"{name}: {description}"`` unless the tool has
-        parameters or the registry a ``text_template``.
+        The text the encoder sees per tool (see the ``text_template`` parameter).
     risk : ndarray of int, shape (n_tools,)
         Risk levels; unlabelled tools hold :data:`UNKNOWN_RISK`, which compares as high risk.
     risk_known : ndarray of bool, shape (n_tools,)
@@ -385,11 +383,10 @@ class ToolRegistry:
 
     @property
     def annotations(self) -> tuple[Mapping[str, object], ...]:
-        """Each tool's MCP hints with the specification's defaults made explicit.
+        """Each tool's MCP hints, absent ones at the cautious :data:`HINT_DEFAULTS`.
 
-        ``declared_hints`` holds only what the tool's author set; a tool without hints
-        (every OpenAI or Anthropic tool, every tool of a CSV) reads as the defaults of
-        :data:`HINT_DEFAULTS`, which are cautious: not read-only, destructive, open-world.
+        A tool without hints (every OpenAI or Anthropic tool, every tool of a CSV) reads as
+        not read-only, destructive and open-world; ``declared_hints`` holds only what was set.
         """
         return tuple(
             MappingProxyType({**HINT_DEFAULTS, **{k: v for k, v in h.items() if k != "title"}})

@@ -37,14 +37,11 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
         Length of the list :meth:`predict` returns; at most the catalogue's size.
     search : {"auto", "exact", "int8"}, default="auto"
         How a small batch (one or two queries) fresh from :class:`FrozenEmbedder` finds its
-        top candidates. ``"exact"`` computes the float32 cosine against every tool, which
-        reads the whole tool matrix. ``"int8"`` scans an int8 copy of the tool embeddings
-        (a quarter of the bytes) and rescores in float32 only the tools its error bound
-        cannot rule out, so it returns the same top candidates (see
-        ``skriskrank._fast._index``). ``"auto"`` is ``"int8"`` when the registry has at
-        least 20,000 tools.
-        Larger batches, and batches whose scores an earlier step changed, always take
-        the exact path.
+        top candidates: ``"exact"`` computes the float32 cosine against every tool;
+        ``"int8"`` scans an int8 copy of the tool embeddings and rescores in float32 only the
+        tools its error bound cannot rule out, so it returns the same top candidates (see
+        ``skriskrank._fast._index``); ``"auto"`` is ``"int8"`` from 20,000 tools. Larger
+        batches, and batches whose scores an earlier step changed, take the exact path.
     n_jobs : int, default=None
         Threads that share the int8 scan of one call. ``None`` means 1 unless in a
         :func:`joblib.parallel_config` context; ``-1`` means every core. Never more than

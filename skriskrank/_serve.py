@@ -35,8 +35,7 @@ INPUT_SCHEMA = {
 OUTPUT_SCHEMA = {
     "type": "object",
     "properties": {
-        "query": {"type": "string"},
-        "k": {"type": "integer"},
+        "query": {"type": "string"}, "k": {"type": "integer"},
         "tools": {"type": "array", "items": {
             "type": "object",
             "properties": {

@@ -8,8 +8,7 @@ from ._rubric import is_missing
 
 __all__ = ["PARAMETERS_TEXT_TEMPLATE", "TOOL_TEXT_TEMPLATE", "format_parameters"]
 
-#: The text the encoder sees for a tool without parameters (every registry of the paper's
-#: benchmarks, and every registry built before parameters were kept).
+#: The text the encoder sees for a tool without parameters.
 TOOL_TEXT_TEMPLATE = "{name}: {description}"
 
 #: The text the encoder sees for a tool with parameters: the parameter names and
@@ -82,9 +81,8 @@ def _render_text(template, name: str, desc: str, params) -> str:
         if callable(template):
             text = template(name, desc, params)
         else:
-            text = template.format(
-                name=name, description=desc, parameters=format_parameters(params)
-            )
+            text = template.format(name=name, description=desc,
+                                   parameters=format_parameters(params))
     except (KeyError, IndexError, ValueError, TypeError, AttributeError) as err:
         raise ValueError(MSG_BAD_TEMPLATE.format(name=name, error=err)) from None
     if not isinstance(text, str) or not text.strip():

@@ -4,12 +4,6 @@ Everything numba compiles lives here, one kernel per operation, with no numpy tw
 tests compare each with a plain reference (``tests/_reference.py``). numba is a required
 dependency, so there is no engine to select. Kernels compile on first call and are cached
 on disk (``cache=True``).
-
-- :func:`topk_rows`: the ``k`` best positions of each row of scores.
-- :func:`filter_scan`: the rule filter's greedy scan, with a decision per candidate.
-- :func:`spread`: one step of score propagation over each query's candidate subgraph.
-- :func:`hidden_layer`: ``w2 . relu(pre + tool part)``, the relevance head's hidden layer.
-- :class:`Int8CosineIndex`: exact top-``n`` cosine search through int8 codes.
 """
 
 from ._filter import (

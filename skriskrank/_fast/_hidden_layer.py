@@ -1,12 +1,8 @@
 """The hidden layer of the relevance head: ``out += w2 . relu(pre + tool part)``.
 
-The head's first-layer pre-activations come from a GEMM block (see
-``skriskrank._head_weights``); numpy would then add the tool part, apply the ReLU and take
-the product with ``w2`` in three passes over the block, each a full read and write.
-Compiled, one pass keeps each column's running sum in a vector register.
-
-The ReLU keeps NaN (``0 if v < 0 else v``: NaN < 0 is false), so an embedding that is not
-finite scores NaN, never a made-up number.
+One compiled pass over a GEMM block of pre-activations (``skriskrank._head_weights``), where
+numpy would take three, each a full read and write. The ReLU keeps NaN (``0 if v < 0 else
+v``: NaN < 0 is false), so an embedding that is not finite scores NaN, never a made-up number.
 """
 
 from __future__ import annotations

@@ -188,8 +188,7 @@ def _finish(emb, q, rows, n, out_idx, out_scores):
 def _quantize(x, levels=127, dtype=np.int8):
     """Integer codes, scales, code norms and residual norms of the rows of ``x``.
 
-    ``levels`` is the largest code magnitude. Compiled, row by row: no float64 copy of
-    ``x`` however large the registry, and a few microseconds for one query.
+    ``levels`` is the largest code magnitude. Compiled, row by row: no float64 copy of ``x``.
     """
     n, dim = x.shape
     codes = np.empty((n, dim), dtype=dtype)

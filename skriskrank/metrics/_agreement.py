@@ -102,10 +102,8 @@ def resolve_votes(votes):
                      dtype="Int64")
     # Named rows (a mapping, a DataFrame) keep their names; a list or array its positions.
     index = names if (isinstance(votes, Mapping) or hasattr(votes, "to_numpy")) else None
-    return pd.DataFrame(
-        {"level": level, "span": span, "n_votes": n_votes, "resolution": resolution},
-        index=index,
-    )
+    return pd.DataFrame({"level": level, "span": span, "n_votes": n_votes,
+                         "resolution": resolution}, index=index)
 
 
 def ordinal_alpha(votes) -> float:
@@ -137,12 +135,8 @@ def ordinal_alpha(votes) -> float:
     if np.unique(mat[~np.isnan(mat)]).size < 2:
         return float("nan")
     # krippendorff wants raters as rows and units (tools) as columns.
-    return float(
-        krippendorff.alpha(
-            reliability_data=mat.T, level_of_measurement="ordinal",
-            value_domain=list(LEVELS),
-        )
-    )
+    return float(krippendorff.alpha(reliability_data=mat.T, level_of_measurement="ordinal",
+                                    value_domain=list(LEVELS)))
 
 
 def agreement(y_a, y_b) -> dict[str, float]:
@@ -182,10 +176,6 @@ def agreement(y_a, y_b) -> dict[str, float]:
     diff = np.abs(a - b)
     qwk = cohen_kappa_score(a, b, weights="quadratic", labels=list(LEVELS)) if len(
         np.unique(np.r_[a, b])) > 1 else float("nan")
-    return {
-        "n": len(a),
-        "exact": float(np.mean(diff == 0)),
-        "within_one": float(np.mean(diff <= 1)),
-        "qwk": float(qwk),
-        "alpha": ordinal_alpha(np.c_[a, b]),
-    }
+    return {"n": len(a), "exact": float(np.mean(diff == 0)),
+            "within_one": float(np.mean(diff <= 1)), "qwk": float(qwk),
+            "alpha": ordinal_alpha(np.c_[a, b])}

@@ -105,11 +105,9 @@ def make_ranking_scorer(metric, *, k=5, registry=None):
         raise ValueError(MSG_BAD_REGISTRY.format(type=type(registry).__name__))
     if metric not in _NO_RISK and registry is None:
         raise ValueError(MSG_NEEDS_REGISTRY.format(metric=metric))
-    return make_scorer(
-        _ranking_score, response_method="predict",
-        greater_is_better=metric not in _LOWER_IS_BETTER,
-        metric=metric, k=k, registry=None if metric in _NO_RISK else registry,
-    )
+    return make_scorer(_ranking_score, response_method="predict",
+                       greater_is_better=metric not in _LOWER_IS_BETTER, metric=metric, k=k,
+                       registry=None if metric in _NO_RISK else registry)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,10 +119,8 @@ class _BestUnderRiskBudget:
     rvr_key: str
 
     def __repr__(self) -> str:
-        return (
-            f"best_under_risk_budget({self.max_rvr!r}, ndcg_key={self.ndcg_key!r}, "
-            f"rvr_key={self.rvr_key!r})"
-        )
+        return (f"best_under_risk_budget({self.max_rvr!r}, ndcg_key={self.ndcg_key!r}, "
+                f"rvr_key={self.rvr_key!r})")
 
     def _column(self, cv_results, name) -> np.ndarray:
         key = f"mean_test_{name}"

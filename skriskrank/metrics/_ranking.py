@@ -1,9 +1,7 @@
 """Ranking quality and risk exposure of ranked tool lists (see :mod:`skriskrank.metrics`).
 
-Risk levels are ordinal, 1 (read-only) to 5 (large-scale harm). An unlabelled tool is never
-safe: a :class:`~skriskrank.ToolRegistry` holds :data:`~skriskrank.UNKNOWN_RISK` for it, above
-every real level, and a ``None`` level in a mapping means the same; a tool missing from a
-mapping is an error. Only the levels of each query's top-k and relevant tools are looked up.
+Only the levels of each query's top-k and relevant tools are looked up; an unknown level
+(:data:`~skriskrank.UNKNOWN_RISK`, or ``None`` in a mapping) is above every real one.
 """
 
 from __future__ import annotations
