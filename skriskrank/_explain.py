@@ -129,10 +129,8 @@ def explain(pipeline, queries, k=None):
         columns ``query``, ``tool``, ``rank`` (1-based; missing outside the top ``k``),
         ``reason`` (the last step's decision in words), ``risk`` (missing when unknown),
         ``risk_predicted``, ``cosine`` (the first-stage query-tool cosine), the parts the
-        pipeline's steps recorded (``f_rel``, ``p_rel`` (calibrated relevance), ``f_risk``,
-        ``risk_penalty`` (``risk_weight`` times the penalty that is subtracted),
-        ``smoothing`` (the graph's change of the score), ``p_gold`` (a filter's estimate),
-        as the steps have them), and ``score`` (the last step's score).
+        pipeline's steps recorded (``f_rel``, ``p_rel``, ``f_risk``, ``risk_penalty``,
+        ``smoothing``, ``p_gold``: see each step's class), and ``score`` (the last step's).
 
     Examples
     --------

@@ -267,7 +267,6 @@ def rule_filter(ranked, risk, permission_counts, embeddings, k=5, *, max_high_ri
     rows, single = _check_ranked(ranked, n_tools)
     if rows.size == 0:
         return rows.reshape(np.shape(ranked)).copy()
-    # Only the tools the rankings reference are flagged and checked.
     used = np.zeros(n_tools, dtype=bool)
     used[rows.ravel()] = True
     tools = _tool_rules(risk, permission_counts, embeddings, options[2], options[4], options[5],
@@ -419,10 +418,9 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        batch : RankingBatch
-            What :meth:`transform` returned for a traced batch.
-        i, j : int
-            The query and the candidate's position in its filtered list.
+        batch, i, j
+            As for the other steps' ``reason``; ``batch`` is :meth:`transform`'s of a traced
+            batch.
 
         Returns
         -------

@@ -44,17 +44,6 @@ MSG_BAD_RELEVANT = (
 MSG_BLOCK_SIZE = "block_size must be a positive integer or None, got {value!r}."
 
 
-def _check_edge_types(edge_types) -> tuple[str, ...]:
-    if isinstance(edge_types, str):
-        # A bare string would iterate as its characters.
-        raise ValueError(MSG_EDGE_TYPES_STR.format(name=edge_types))
-    edge_types = tuple(edge_types)
-    for name in edge_types:
-        if name not in EDGE_TYPES:
-            raise ValueError(MSG_UNKNOWN_EDGE_TYPE.format(name=name, allowed=list(EDGE_TYPES)))
-    return edge_types
-
-
 def _incidence(relevant_indices, n_tools: int) -> sp.csr_array:
     """The (n_queries, n_tools) 0/1 matrix of the training queries' gold tools."""
     rows = []
@@ -67,9 +56,8 @@ def _incidence(relevant_indices, n_tools: int) -> sp.csr_array:
         rows.append(np.unique(rel).astype(np.int64))
     indptr = np.cumsum([0, *map(len, rows)])
     indices = np.concatenate([np.zeros(0, np.int64), *rows])
-    return sp.csr_array(
-        (np.ones(len(indices), dtype=np.int64), indices, indptr), shape=(len(rows), n_tools)
-    )
+    return sp.csr_array((np.ones(len(indices), dtype=np.int64), indices, indptr),
+                        shape=(len(rows), n_tools))
 
 
 def _upper_pairs_blockwise(F: np.ndarray, keep, block_size):
@@ -158,7 +146,12 @@ def build_tool_graph(registry, tool_embeddings, relevant_indices, *,
            [0.853, 0.   , 0.522],
            [0.   , 0.522, 0.   ]])
     """
-    edge_types = _check_edge_types(edge_types)
+    if isinstance(edge_types, str):  # a bare string would iterate as its characters
+        raise ValueError(MSG_EDGE_TYPES_STR.format(name=edge_types))
+    edge_types = tuple(edge_types)
+    for name in edge_types:
+        if name not in EDGE_TYPES:
+            raise ValueError(MSG_UNKNOWN_EDGE_TYPE.format(name=name, allowed=list(EDGE_TYPES)))
     bad_type = isinstance(block_size, (bool, np.bool_)) or not isinstance(block_size, Integral)
     if block_size is not None and (bad_type or block_size < 1):
         raise ValueError(MSG_BLOCK_SIZE.format(value=block_size))
@@ -197,9 +190,8 @@ def build_tool_graph(registry, tool_embeddings, relevant_indices, *,
         if permission_edges == "all":
             holders = np.flatnonzero(P.any(axis=1))
             # Small integers are exact in float32, and float32 products use BLAS.
-            i, j, v = _upper_pairs_blockwise(
-                P[holders].astype(np.float32), lambda b: b > 0.5, block_size
-            )
+            i, j, v = _upper_pairs_blockwise(P[holders].astype(np.float32), lambda b: b > 0.5,
+                                             block_size)
             i, j = holders[i], holders[j]
             m = np.rint(v)
         else:
@@ -306,8 +298,7 @@ class GraphSmoother(RankingStepMixin, TransformerMixin, BaseEstimator):
         self.graph_, self.edge_counts_ = build_tool_graph(
             X.registry, X.tool_embeddings, relevant, edge_types=self.edge_types,
             min_cooccurrence=self.min_cooccurrence, semantic_threshold=self.semantic_threshold,
-            permission_edges=self.permission_edges,
-        )
+            permission_edges=self.permission_edges)
         self.n_edges_ = int(self.graph_.nnz // 2)
 
     def _transform(self, X):

@@ -100,8 +100,7 @@ class HeadWeights:
             Wx=np.ascontiguousarray(wx), Pq=pq, Pt=pt, w2=_numpy(module.rel_out.weight).ravel(),
             b2=_float(module.rel_out.bias), cos_scale=cos_scale, cos_bias=cos_bias,
             R1=_numpy(module.risk_hidden.weight), rb1=_numpy(module.risk_hidden.bias),
-            rw2=_numpy(module.risk_out.weight).ravel(), rb2=_float(module.risk_out.bias),
-        )
+            rw2=_numpy(module.risk_out.weight).ravel(), rb2=_float(module.risk_out.bias))
 
     @property
     def hidden(self) -> int:

@@ -169,16 +169,12 @@ class ToolRegistry:
         flags=None,
         text_template: str | Callable | None = None,
     ):
-        names = list(names)
-        descriptions = list(descriptions)
-        risk = list(risk)
+        names, descriptions, risk = list(names), list(descriptions), list(risk)
         if not names:
             raise ValueError(MSG_EMPTY_REGISTRY)
         if not (len(names) == len(descriptions) == len(risk)):
-            raise ValueError(
-                f"names, descriptions and risk must have one entry per tool; got "
-                f"{len(names)}, {len(descriptions)} and {len(risk)}."
-            )
+            raise ValueError(f"names, descriptions and risk must have one entry per tool; got "
+                             f"{len(names)}, {len(descriptions)} and {len(risk)}.")
         per_tool = {
             "permissions": permissions, "parameters": parameters, "annotations": annotations,
             "risk_source": risk_source, "trust_hints": trust_hints, "flags": flags,
@@ -186,10 +182,8 @@ class ToolRegistry:
         for field, values in per_tool.items():
             values = [None] * len(names) if values is None else list(values)
             if len(values) != len(names):
-                raise ValueError(
-                    f"{field} must have one entry per tool; got {len(values)} for "
-                    f"{len(names)} tools."
-                )
+                raise ValueError(f"{field} must have one entry per tool; got {len(values)} for "
+                                 f"{len(names)} tools.")
             per_tool[field] = values
         compiled = _compile_keywords(permission_keywords)
         seen: dict[str, int] = {}
@@ -246,9 +240,8 @@ class ToolRegistry:
         self.descriptions = np.array(descriptions, dtype=object)
         self.risk = np.array(risks, dtype=np.int64)
         self.permissions = tuple(perms)
-        self.permission_matrix = np.array(
-            [[c in p for c in PERMISSION_CATEGORIES] for p in perms], dtype=bool
-        )
+        self.permission_matrix = np.array([[c in p for c in PERMISSION_CATEGORIES] for p in perms],
+                                          dtype=bool)
         self.permission_counts = self.permission_matrix.sum(axis=1, dtype=np.int64)
         self.parameters = tuple(params_all)
         self.declared_hints = tuple(hints_all)
@@ -270,10 +263,8 @@ class ToolRegistry:
                 h.update(f"\x1c{','.join(sorted(flags_all[i]))}".encode())
             if params_all[i] or hints_all[i] or predicted[i] or trusted[i] or not default_text:
                 hints = ",".join(f"{k}={v}" for k, v in hints_all[i].items())
-                h.update(
-                    f"\x1d{texts[i]}\x1f{hints}\x1f{int(predicted[i])}\x1f{int(trusted[i])}"
-                    "\x1e".encode()
-                )
+                h.update(f"\x1d{texts[i]}\x1f{hints}\x1f{int(predicted[i])}\x1f{int(trusted[i])}"
+                         "\x1e".encode())
         self.fingerprint = h.hexdigest()
 
     def _arrays(self):
@@ -448,17 +439,14 @@ class ToolRegistry:
 
     def _records(self) -> list[dict]:
         return [
-            {
-                "name": n, "description": d, "risk": None if r == UNKNOWN_RISK else int(r),
-                "permissions": p, "parameters": params, "annotations": dict(h),
-                "risk_source": "predicted" if pred else "declared", "trust_hints": bool(t),
-                "flags": f,
-            }
+            {"name": n, "description": d, "risk": None if r == UNKNOWN_RISK else int(r),
+             "permissions": p, "parameters": params, "annotations": dict(h),
+             "risk_source": "predicted" if pred else "declared", "trust_hints": bool(t),
+             "flags": f}
             for n, d, r, p, params, h, pred, t, f in zip(
                 self.names, self.descriptions, self.risk, self.permissions, self.parameters,
                 self.declared_hints, self.risk_predicted, self.hints_trusted, self.flags,
-                strict=True,
-            )
+                strict=True)
         ]
 
     def with_risk(self, levels, *, source: str = "predicted") -> ToolRegistry:

@@ -98,8 +98,7 @@ class _TripletBatches:
             yield (
                 {"query": torch.from_numpy(ds.q_emb[pair_query[s : s + self.batch_size]]),
                  "tools": torch.from_numpy(ds.t_emb[idx])},
-                torch.from_numpy(ds.risk_target[idx]),
-            )
+                torch.from_numpy(ds.risk_target[idx]))
 
 
 class _EarlyStopping(Callback):

@@ -226,9 +226,8 @@ class BM25Reranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     def _transform(self, X):
         import bm25s
 
-        tokens = bm25s.tokenize(
-            _query_texts(self, X), stopwords="en", show_progress=False, return_ids=False
-        )
+        tokens = bm25s.tokenize(_query_texts(self, X), stopwords="en", show_progress=False,
+                                return_ids=False)
         n_tools = len(X.registry)
         # get_scores gives every registry tool's score for one tokenized query.
         full = np.stack([self.index_.get_scores(t) for t in tokens]).astype(np.float32)
@@ -304,9 +303,8 @@ class CrossEncoderReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     def _fit_step(self, X, y):
         # Load the cross-encoder now, so that a model that cannot load fails the fit.
         if self.model is None:
-            raise ValueError(
-                MSG_CROSS_ENCODER_UNAVAILABLE.format(model=None, error="no model given")
-            )
+            raise ValueError(MSG_CROSS_ENCODER_UNAVAILABLE.format(model=None,
+                                                                  error="no model given"))
         self.device_ = check_device(self.device)
         self._cross_encoder()
 

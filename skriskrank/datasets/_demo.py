@@ -141,5 +141,4 @@ def _load(tools_file, queries_file) -> DemoData:
     return DemoData(
         registry=registry, queries=queries.queries, relevant=queries.relevant,
         domains=queries.domains, rationales=dict(zip(df["name"], df["rationale"], strict=True)),
-        tool_domains=dict(zip(df["name"], df["domain"], strict=True)),
-    )
+        tool_domains=dict(zip(df["name"], df["domain"], strict=True)))

@@ -154,10 +154,8 @@ class ToolRetrievalDataset:
         return len(self.queries)
 
     def __repr__(self) -> str:
-        return (
-            f"ToolRetrievalDataset(name={self.name!r}, split={self.split!r}, "
-            f"n_queries={len(self)}, n_tools={len(self.registry)})"
-        )
+        return (f"ToolRetrievalDataset(name={self.name!r}, split={self.split!r}, "
+                f"n_queries={len(self)}, n_tools={len(self.registry)})")
 
     def subset(self, indices) -> ToolRetrievalDataset:
         """The dataset restricted to some queries, over the same registry.
@@ -328,8 +326,7 @@ def load_ultratool(data_dir: str | PathLike) -> ToolRetrievalDataset:
     FileNotFoundError
         Naming a missing directory or data file.
     ValueError
-        Naming the file and line of a malformed JSON line, an empty or non-string question, a
-        missing or empty ``tools`` list, or a gold tool that is not in the registry.
+        As :func:`load_queries_jsonl`, for ``question`` and ``tools``.
 
     Examples
     --------
@@ -341,11 +338,9 @@ def load_ultratool(data_dir: str | PathLike) -> ToolRetrievalDataset:
     labels_path = _file(ULTRATOOL_LABELS, data_dir)
     queries_path = _file(ULTRATOOL_QUERIES, data_dir)
     labels = _read_labels(labels_path)
-    registry = _build_registry(
-        labels_path, ToolRegistry, list(labels),
-        [label.get("description") for label in labels.values()],
-        [label.get("risk_level") for label in labels.values()],
-    )
+    registry = _build_registry(labels_path, ToolRegistry, list(labels),
+                               [label.get("description") for label in labels.values()],
+                               [label.get("risk_level") for label in labels.values()])
     lines = _query_lines(queries_path, registry, "question", "tools", "name")
     rows = [(q, gold, _domain(at, obj, required=True)) for at, obj, q, gold in lines]
     queries, relevant, domains = zip(*rows, strict=True)
@@ -382,10 +377,9 @@ def load_sealtools(data_dir: str | PathLike,
     Raises
     ------
     ValueError
-        For a split not in :data:`SEALTOOLS_SPLITS`; naming the file and line of a malformed
-        JSON line, an empty or non-string query, a missing or empty ``calling`` list, or a gold
-        ``api`` that is not in ``tool.jsonl``; naming the tool for a repeated ``api_name``
-        whose description differs from the first.
+        For a split not in :data:`SEALTOOLS_SPLITS`; as :func:`load_queries_jsonl`, for
+        ``query`` and ``calling``; naming the tool for a repeated ``api_name`` whose
+        description differs from the first.
     FileNotFoundError
         Naming a missing directory or data file (``test_out_domain.jsonl`` is not in every copy).
 
@@ -554,7 +548,5 @@ def load_queries_jsonl(path: str | PathLike, registry: ToolRegistry, *, name: st
             raise ValueError(MSG_MIXED_DOMAINS.format(**at))
         rows.append((query, gold, str(qid), domain))
     queries, relevant, ids, domains = zip(*rows, strict=True)
-    return ToolRetrievalDataset(
-        path.stem if name is None else name, split, registry, queries, relevant,
-        None if domains[0] is None else domains, ids,
-    )
+    return ToolRetrievalDataset(path.stem if name is None else name, split, registry, queries,
+                                relevant, None if domains[0] is None else domains, ids)
