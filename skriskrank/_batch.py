@@ -72,9 +72,8 @@ class RankingBatch:
         Registry indices of each query's candidates, best first; ``None`` is the full pool.
     scores : ndarray of float32 of shape (n_queries, m) or None, default=None
         The score of each candidate (``m = n_tools`` for the full pool). Only the full pool
-        may leave it ``None``: it is then the cosine of each query and tool, computed on
-        first read (a step that never reads it, such as an indexed
-        :class:`DenseRetriever`, never pays for it).
+        may leave it ``None``: it is then the cosine, computed on first read (a step that
+        never reads it, such as an indexed :class:`DenseRetriever`, never pays for it).
     encoder : str, default=""
         Identity of the encoder that produced the embeddings (model name or path).
     queries : tuple of str or None, default=None

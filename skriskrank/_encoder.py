@@ -115,18 +115,17 @@ def load_model(load_from: str, device: str, shown_name: str, *, kind: str = "Sen
         from ._onnx import OnnxEncoder
 
         model = OnnxEncoder(load_from)
-        with _LOCK:
-            return _MODELS.setdefault(key, model)
-    import sentence_transformers as st
+    else:
+        import sentence_transformers as st
 
-    try:
-        # local_files_only keeps a cached hub name from touching the network.
-        model = getattr(st, kind)(load_from, device=device, local_files_only=True)
-    except Exception as exc:  # noqa: BLE001 - any loader failure means "not loadable offline"
-        error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-        raise ValueError(message.format(model=shown_name, error=error)) from exc
-    if hasattr(model, "eval"):
-        model.eval()
+        try:
+            # local_files_only keeps a cached hub name from touching the network.
+            model = getattr(st, kind)(load_from, device=device, local_files_only=True)
+        except Exception as exc:  # noqa: BLE001 - any loader failure: "not loadable offline"
+            error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            raise ValueError(message.format(model=shown_name, error=error)) from exc
+        if hasattr(model, "eval"):
+            model.eval()
     with _LOCK:
         return _MODELS.setdefault(key, model)
 

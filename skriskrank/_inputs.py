@@ -48,13 +48,12 @@ MSG_BAD_NAME_CHAR = (
 _HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
 
 
-def _surrogate(text: str) -> int | None:
-    """Position of the first lone surrogate, or None (fast path: encoding succeeds)."""
+def _check_unicode(text: str, what: str) -> None:
+    """Refuse a lone surrogate, naming ``what`` and its position (fast path: it encodes)."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as err:
-        return err.start
-    return None
+        raise ValueError(MSG_INVALID_UNICODE.format(what=what, pos=err.start)) from None
 
 
 def check_query(value, what: str = "the query", limit: int = MAX_QUERY_LENGTH) -> str:
@@ -93,17 +92,13 @@ def check_query(value, what: str = "the query", limit: int = MAX_QUERY_LENGTH) -
         raise ValueError(MSG_NOT_TEXT.format(what=what, type=kind))
     if len(value) > limit:
         raise ValueError(MSG_TOO_LONG.format(what=what, n=len(value), limit=limit))
-    pos = _surrogate(value)
-    if pos is not None:
-        raise ValueError(MSG_INVALID_UNICODE.format(what=what, pos=pos))
+    _check_unicode(value, what)
     return value
 
 
 def check_tool_name(name: str, what: str) -> str:
     """``name`` if it is valid Unicode and printable; see the module docstring."""
-    pos = _surrogate(name)
-    if pos is not None:
-        raise ValueError(MSG_INVALID_UNICODE.format(what=what, pos=pos))
+    _check_unicode(name, what)
     for pos, char in enumerate(name):
         if unicodedata.category(char) in _HIDDEN:
             raise ValueError(MSG_BAD_NAME_CHAR.format(what=what, code=ord(char), pos=pos))
@@ -115,9 +110,7 @@ def strip_invisible(text: str, what: str) -> tuple[str, bool]:
 
     White space (tabs, newlines) is kept; a lone surrogate is refused, naming ``what``.
     """
-    pos = _surrogate(text)
-    if pos is not None:
-        raise ValueError(MSG_INVALID_UNICODE.format(what=what, pos=pos))
+    _check_unicode(text, what)
     if text.isprintable():  # the common case, in C
         return text, False
     kept = "".join(c for c in text if c.isspace() or unicodedata.category(c) not in _HIDDEN)

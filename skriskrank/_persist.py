@@ -268,8 +268,7 @@ def load(path):
             raise FileNotFoundError(f"Model file not found: {path}")
         _check_size("the file", path.stat().st_size, MODEL_FILE_LIMITS["file_bytes"])
         data = path.read_bytes()
-        # Reads the zip, its schema and array headers; imports and builds nothing.
-        untrusted = _check_file(data)
+        untrusted = _check_file(data)  # imports and builds nothing
         if untrusted:
             raise UntrustedTypeError(path, untrusted)
         trusted = sorted({name for _, name in _trusted_nodes()})
@@ -291,9 +290,7 @@ def _validate_tree(estimator) -> None:
 
     if hasattr(estimator, "_validate_params"):
         estimator._validate_params()
-    for value in estimator.get_params(deep=False).values():
+    steps = [step for _, step in getattr(estimator, "steps", ())]
+    for value in [*estimator.get_params(deep=False).values(), *steps]:
         if isinstance(value, BaseEstimator):
             _validate_tree(value)
-    for _, step in getattr(estimator, "steps", ()):
-        if isinstance(step, BaseEstimator):
-            _validate_tree(step)

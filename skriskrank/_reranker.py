@@ -83,10 +83,9 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         ``validation_fraction > 0``).
     memory : str, object with the joblib.Memory interface or None, default=None
         Caches the trained heads, keyed on every parameter that changes training and on the
-        training data, as ``Pipeline(memory=...)`` caches fitted transformers; a string is
-        the path of the cache directory. ``None`` caches nothing. Only fits with an integer
-        ``random_state`` are cached (an unseeded fit is not reproducible). The cache holds
-        the trained heads of every distinct fit: clear it with ``memory.clear()``.
+        training data, as ``Pipeline(memory=...)`` caches fitted transformers (a string is
+        the cache directory; ``None`` caches nothing). Only fits with an integer
+        ``random_state`` are cached; clear the heads of every distinct fit with ``memory.clear()``.
     random_state : int or None, default=None
         Seeds the initial weights, the negative sampling, the shuffling and the validation
         split, each through a generator of the fit's own (torch's global one is left alone).
