@@ -14,8 +14,7 @@ def add_audit_parser(subparsers, backend) -> None:
     p = subparsers.add_parser(
         "audit", help="grade the risk of MCP, OpenAI or Anthropic tools (offline)",
         description="Grade each tool on the paper's five-level risk rubric with the packaged "
-        "RiskAuditor and say which tools a person should review.",
-    )
+        "RiskAuditor and say which tools a person should review.")
     p.add_argument("tools", nargs="+", help="JSON files: MCP tools/list results, OpenAI or "
                    "Anthropic tool lists")
     p.add_argument("--labels", help='JSON object of declared levels: {"tool": 1..5}')

@@ -123,10 +123,9 @@ class RankingBatch:
                  scores=None, *, encoder="", queries=None, lengths=None, parts=None):
         if not isinstance(registry, ToolRegistry):
             raise ValueError(MSG_REGISTRY.format(type=type(registry).__name__))
-        q = _check_array("query_embeddings", query_embeddings, 2, np.float32,
-                         " (use .astype(np.float32))")
-        t = _check_array("tool_embeddings", tool_embeddings, 2, np.float32,
-                         " (use .astype(np.float32))")
+        q, t = (_check_array(name, value, 2, np.float32, " (use .astype(np.float32))")
+                for name, value in (("query_embeddings", query_embeddings),
+                                    ("tool_embeddings", tool_embeddings)))
         n_q, n_tools = q.shape[0], len(registry)
         if t.shape != (n_tools, q.shape[1]):
             raise ValueError(MSG_SHAPE.format(

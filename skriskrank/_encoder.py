@@ -300,8 +300,7 @@ def get_store(model_id: str, *, device: str, batch_size: int, cache=True, backen
     """
     if cache is False:
         return None
-    directory = None
-    capacity = DEFAULT_CACHE_SIZE
+    directory, capacity = None, DEFAULT_CACHE_SIZE
     if isinstance(cache, (str, os.PathLike)):
         directory = str(Path(cache).expanduser().resolve())
     elif cache is not True:

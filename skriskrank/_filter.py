@@ -311,11 +311,6 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
     rule_filter : The filter on arrays of rankings.
     NeedAwareFilter : Admits a high-risk tool when the query shows it needs it.
 
-    Notes
-    -----
-    ``fit`` checks every tool's rule inputs once, so that an online call checks only its
-    rankings.
-
     Examples
     --------
     >>> import numpy as np

@@ -177,8 +177,7 @@ class ToolRegistry:
                              f"{len(names)}, {len(descriptions)} and {len(risk)}.")
         per_tool = {
             "permissions": permissions, "parameters": parameters, "annotations": annotations,
-            "risk_source": risk_source, "trust_hints": trust_hints, "flags": flags,
-        }
+            "risk_source": risk_source, "trust_hints": trust_hints, "flags": flags}
         for field, values in per_tool.items():
             values = [None] * len(names) if values is None else list(values)
             if len(values) != len(names):

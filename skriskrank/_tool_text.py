@@ -66,8 +66,7 @@ def _check_parameters(name: str, params) -> tuple[tuple[str, str], ...]:
             pname, pdesc = pair
         except (TypeError, ValueError):
             raise ValueError(MSG_BAD_PARAMETERS.format(name=name, value=params)) from None
-        if pdesc is None:
-            pdesc = ""
+        pdesc = "" if pdesc is None else pdesc
         if not isinstance(pname, str) or not pname.strip() or not isinstance(pdesc, str):
             raise ValueError(MSG_BAD_PARAMETERS.format(name=name, value=params))
         out.append((pname, " ".join(pdesc.split())))

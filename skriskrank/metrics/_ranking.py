@@ -85,9 +85,8 @@ def _check_ranked(ranked) -> list[list[str]]:
         out.append([t for t in row if t is not None] if None in row else row)
     # The type scan runs in C (set over map); only a failure pays for locating the culprit.
     if not all(issubclass(t, str) for t in set(map(type, chain.from_iterable(out)))):
-        i, j, bad = next(
-            (i, j, t) for i, r in enumerate(out) for j, t in enumerate(r) if not isinstance(t, str)
-        )
+        i, j, bad = next((i, j, t) for i, r in enumerate(out) for j, t in enumerate(r)
+                         if not isinstance(t, str))
         raise ValueError(MSG_RANKED_NAME.format(i=i, j=j, value=bad))
     for i, row in enumerate(out):
         if len(set(row)) != len(row):
