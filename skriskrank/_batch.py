@@ -13,31 +13,21 @@ MSG_REGISTRY = "RankingBatch: registry must be a ToolRegistry, got {type}."
 MSG_ARRAY = "RankingBatch: {name} must be a {ndim}-d {dtype} array{hint}; got {what}."
 MSG_SHAPE = "RankingBatch: {name} has shape {shape}, expected {expected} ({why})."
 MSG_RANGE = "RankingBatch: candidates[{i}, {j}] is {value}, not a registry index in 0..{n_max}."
-MSG_SCORES_NEEDED = (
-    "RankingBatch: a batch of ranked candidate lists needs their scores; only a full-pool "
-    "batch may leave scores=None (the cosine, computed on first read)."
-)
-MSG_LENGTHS = (
-    "RankingBatch: lengths must hold, for ranked lists, one count per query between 0 and "
-    "the number of candidates."
-)
-MSG_REPLACE_SCORES = (
-    "RankingBatch.replace: new candidates need their own scores; pass scores= too."
-)
-MSG_REPLACE_PARTS = (
-    "RankingBatch.replace: new candidates would leave the recorded parts behind; use take()."
-)
-MSG_NOT_A_BATCH = (
-    "{step} expects the RankingBatch made by FrozenEmbedder.transform (put FrozenEmbedder "
-    "first in the pipeline); got {type}."
-)
-MSG_OTHER_REGISTRY = (
-    "{step} was fitted on registry {fitted} but got a batch built from registry {got}: "
-    "refit it, or build the batch with the embedder of the fitted registry."
-)
-MSG_OTHER_ENCODER = (
-    "{step} was fitted on embeddings from {fitted!r} but got embeddings from {got!r}."
-)
+MSG_SCORES_NEEDED = ("RankingBatch: a batch of ranked candidate lists needs their scores; only a "
+                     "full-pool batch may leave scores=None (the cosine, computed on first read).")
+MSG_LENGTHS = ("RankingBatch: lengths must hold, for ranked lists, one count per query between 0 "
+               "and the number of candidates.")
+MSG_REPLACE_SCORES = ("RankingBatch.replace: new candidates need their own scores; pass scores= "
+                      "too.")
+MSG_REPLACE_PARTS = ("RankingBatch.replace: new candidates would leave the recorded parts behind; "
+                     "use take().")
+MSG_NOT_A_BATCH = ("{step} expects the RankingBatch made by FrozenEmbedder.transform (put "
+                   "FrozenEmbedder first in the pipeline); got {type}.")
+MSG_OTHER_REGISTRY = ("{step} was fitted on registry {fitted} but got a batch built from registry "
+                      "{got}: refit it, or build the batch with the embedder of the fitted "
+                      "registry.")
+MSG_OTHER_ENCODER = ("{step} was fitted on embeddings from {fitted!r} but got embeddings from "
+                     "{got!r}.")
 
 
 def _check_array(name, value, ndim, dtype, hint=""):

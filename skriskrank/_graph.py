@@ -30,17 +30,12 @@ _W_COOC, _W_SEM, _W_PERM, _W_RISK = 0.4, 0.3, 0.15, 0.15
 _BLOCK_ELEMENTS = 2**24
 
 MSG_UNKNOWN_EDGE_TYPE = "Unknown edge type {name!r} in edge_types; expected a subset of {allowed}."
-MSG_EDGE_TYPES_STR = (
-    "edge_types must be a tuple or list of edge type names, not the string {name!r}; "
-    "write ({name!r},) for one type."
-)
-MSG_EMBEDDINGS_SHAPE = (
-    "tool_embeddings must be a 2-d array with one row per registry tool ({n_tools}); got shape "
-    "{shape}."
-)
-MSG_BAD_RELEVANT = (
-    "relevant_indices[{i}] must hold registry indices in [0, {n_tools}); got {value!r}."
-)
+MSG_EDGE_TYPES_STR = ("edge_types must be a tuple or list of edge type names, not the string "
+                      "{name!r}; write ({name!r},) for one type.")
+MSG_EMBEDDINGS_SHAPE = ("tool_embeddings must be a 2-d array with one row per registry tool "
+                        "({n_tools}); got shape {shape}.")
+MSG_BAD_RELEVANT = ("relevant_indices[{i}] must hold registry indices in [0, {n_tools}); got "
+                    "{value!r}.")
 MSG_BLOCK_SIZE = "block_size must be a positive integer or None, got {value!r}."
 
 

@@ -35,13 +35,10 @@ MCP_TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
 
 MSG_NOT_TEXT = "{what} must be a non-empty string, got {type}."
 MSG_TOO_LONG = "{what} is {n:,} characters long; at most {limit:,} are accepted."
-MSG_INVALID_UNICODE = (
-    "{what} is not valid Unicode: character {pos} is a lone surrogate (undecodable bytes?)."
-)
-MSG_BAD_NAME_CHAR = (
-    "{what} holds an invisible or control character (U+{code:04X}) at position {pos}; "
-    "tool names must be printable."
-)
+MSG_INVALID_UNICODE = ("{what} is not valid Unicode: character {pos} is a lone surrogate "
+                       "(undecodable bytes?).")
+MSG_BAD_NAME_CHAR = ("{what} holds an invisible or control character (U+{code:04X}) at position "
+                     "{pos}; tool names must be printable.")
 
 # Unicode general categories never shown as text: controls, format characters (zero-width,
 # bidirectional overrides, the BOM), line and paragraph separators, surrogates, unassigned.

@@ -27,20 +27,16 @@ __all__ = ["MODEL_FILE_LIMITS", "ModelFileError", "UntrustedTypeError", "load", 
 MODEL_FILE_LIMITS = {"file_bytes": 2 << 30, "unpacked_bytes": 4 << 30, "members": 100_000,
                      "schema_bytes": 64 << 20, "depth": 64, "nodes": 1_000_000}
 
-MSG_NOT_MODEL = (
-    "{path!r} is not a skriskrank model file (truncated, corrupted or not written by "
-    "skriskrank.save): {error}"
-)
-MSG_UNTRUSTED = (
-    "Refusing to load {path!r}: it names type(s) that skriskrank.save never writes: {types}. "
-    "Only files written by skriskrank.save load; nothing in the file was imported or built."
-)
+MSG_NOT_MODEL = ("{path!r} is not a skriskrank model file (truncated, corrupted or not written by "
+                 "skriskrank.save): {error}")
+MSG_UNTRUSTED = ("Refusing to load {path!r}: it names type(s) that skriskrank.save never writes: "
+                 "{types}. Only files written by skriskrank.save load; nothing in the file was "
+                 "imported or built.")
 MSG_TOO_LARGE = "{what} exceeds the limit of {limit:,} {unit}"
 MSG_NOT_ESTIMATOR = "{path!r} holds a {type}, not an estimator."
-MSG_CANNOT_SAVE = (
-    "Cannot save {name} with skops: its state holds {what}, outside the types skriskrank.load "
-    "trusts. Save skriskrank pipelines, steps and auditors (use joblib for anything else)."
-)
+MSG_CANNOT_SAVE = ("Cannot save {name} with skops: its state holds {what}, outside the types "
+                   "skriskrank.load trusts. Save skriskrank pipelines, steps and auditors (use "
+                   "joblib for anything else).")
 MSG_NO_DIRECTORY = "cannot write {path}: the directory {parent} does not exist."
 
 

@@ -143,10 +143,8 @@ def make_server(pipeline, name="skriskrank"):
                   on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-MSG_UNREADABLE = (
-    "The request could not be read: {error} (a string that is not valid Unicode, such as a "
-    "lone surrogate escape, is refused)."
-)
+MSG_UNREADABLE = ("The request could not be read: {error} (a string that is not valid Unicode, "
+                  "such as a lone surrogate escape, is refused).")
 
 
 @contextlib.asynccontextmanager

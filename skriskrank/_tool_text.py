@@ -17,15 +17,11 @@ TOOL_TEXT_TEMPLATE = "{name}: {description}"
 #: :func:`format_parameters` of the tool's parameters.
 PARAMETERS_TEXT_TEMPLATE = "{name}: {description} Parameters: {parameters}"
 
-MSG_BAD_PARAMETERS = (
-    "Tool {name!r}: parameters must be a sequence of (name, description) string pairs, got "
-    "{value!r}."
-)
-MSG_BAD_TEMPLATE = (
-    "text_template must be a format string using {{name}}, {{description}} and "
-    "{{parameters}}, or a callable (name, description, parameters) -> str; formatting tool "
-    "{name!r} failed: {error}"
-)
+MSG_BAD_PARAMETERS = ("Tool {name!r}: parameters must be a sequence of (name, description) string "
+                      "pairs, got {value!r}.")
+MSG_BAD_TEMPLATE = ("text_template must be a format string using {{name}}, {{description}} and "
+                    "{{parameters}}, or a callable (name, description, parameters) -> str; "
+                    "formatting tool {name!r} failed: {error}")
 MSG_BAD_TEXT = "Tool {name!r}: text_template gave {value!r}; it must give a non-empty string."
 
 

@@ -15,19 +15,16 @@ from .._rubric import level_scale
 
 __all__ = ["BM25Reranker", "CrossEncoderReranker", "MMRReranker", "RiskPenaltyReranker"]
 
-MSG_NO_QUERY_TEXT = (
-    "{step} reads the query texts, but the batch has none (queries=None); build the batch "
-    "with FrozenEmbedder.transform on raw query strings."
-)
+MSG_NO_QUERY_TEXT = ("{step} reads the query texts, but the batch has none (queries=None); build "
+                     "the batch with FrozenEmbedder.transform on raw query strings.")
 MSG_CROSS_ENCODER_UNAVAILABLE = (
     "Could not load the cross-encoder {model!r} offline: {error}. Give a local directory "
     "holding a sentence-transformers CrossEncoder (or a Hugging Face sequence-classification "
     "model with its tokenizer), or a model name already in the Hugging Face cache."
 )
 MSG_BM25_MISSING = "BM25Reranker needs the bm25s package: pip install bm25s ({error})."
-MSG_BM25_INDEX = (
-    "BM25Reranker: the index scores {got} tools but the registry has {expected}; refit it."
-)
+MSG_BM25_INDEX = ("BM25Reranker: the index scores {got} tools but the registry has {expected}; "
+                  "refit it.")
 #: Queries whose candidates' embeddings MMR gathers at once ((queries, m, dim) floats).
 _MMR_CHUNK = 64
 

@@ -26,9 +26,8 @@ DEMO_QUERIES_FILE = "demo_queries.jsonl"
 _TOOL_COLUMNS = ("name", "domain", "description", "risk", "rationale", "permissions")
 
 MSG_TOOL_COLUMNS = "{file}: expected columns {expected}, got {got}."
-MSG_BAD_TOOL_DOMAIN = (
-    "{file}: tool {name!r} has unknown domain {domain!r}; expected one of {allowed}."
-)
+MSG_BAD_TOOL_DOMAIN = ("{file}: tool {name!r} has unknown domain {domain!r}; expected one of "
+                       "{allowed}.")
 MSG_EMPTY_RATIONALE = "{file}: tool {name!r} has no rationale."
 MSG_QUERY_DOMAINS = "{file}: every demo query needs a 'domain'."
 

@@ -36,13 +36,11 @@ MSG_BAD_JSON = "{path}, line {line}: not valid JSON ({error})."
 MSG_NOT_AN_OBJECT = "{path}, line {line}: expected a JSON object, got {type}."
 MSG_MISSING_FIELD = "{path}, line {line}: missing field {field!r}."
 MSG_BAD_QUERY = "{path}, line {line}: the query must be a non-empty string, got {value!r}."
-MSG_BAD_GOLD = (
-    "{path}, line {line}: {field!r} must be a non-empty list of gold tools, got {value!r}."
-)
+MSG_BAD_GOLD = ("{path}, line {line}: {field!r} must be a non-empty list of gold tools, got "
+                "{value!r}.")
 MSG_BAD_GOLD_ENTRY = "{path}, line {line}: gold tool entry {value!r} must be a {expected}."
-MSG_UNKNOWN_GOLD = (
-    "{path}, line {line}: gold tool(s) {tools} of query {query!r} not in the registry."
-)
+MSG_UNKNOWN_GOLD = ("{path}, line {line}: gold tool(s) {tools} of query {query!r} not in the "
+                    "registry.")
 MSG_NO_QUERIES = "{path}: the file holds no queries."
 MSG_NO_TOOLS = "the file holds no tools."
 MSG_BAD_LABELS = (
@@ -54,26 +52,18 @@ MSG_BAD_LABEL = (
     '"description", got {value!r}.'
 )
 MSG_BAD_REGISTRY = "{path}: {error}"
-MSG_CONFLICTING_TOOL = (
-    "{path}, line {line}: tool {name!r} repeats line {first} with a different description."
-)
+MSG_CONFLICTING_TOOL = ("{path}, line {line}: tool {name!r} repeats line {first} with a different "
+                        "description.")
 MSG_CSV_COLUMNS = "{path}: the CSV needs columns {required}; its header is {header}."
-MSG_CSV_RISK = (
-    "{path}, line {line}: risk of tool {name!r} must be an integer 1..5 or blank (unknown), "
-    "got {value!r}."
-)
+MSG_CSV_RISK = ("{path}, line {line}: risk of tool {name!r} must be an integer 1..5 or blank "
+                "(unknown), got {value!r}.")
 MSG_BAD_FIELD = "{path}, line {line}: {field!r} must be a {expected}, got {value!r}."
-MSG_MIXED_DOMAINS = (
-    "{path}, line {line}: 'domain' is given for some queries but not for others; give every "
-    "query a domain or none."
-)
-MSG_CSV_PERMISSIONS = (
-    "{path}, line {line}: permissions of tool {name!r} must be categories of {allowed} "
-    "separated by ';', or {none!r}, got {value!r}."
-)
-MSG_DATASET_LENGTHS = (
-    "ToolRetrievalDataset fields must have one entry per query: {n} queries but {counts}."
-)
+MSG_MIXED_DOMAINS = ("{path}, line {line}: 'domain' is given for some queries but not for others; "
+                     "give every query a domain or none.")
+MSG_CSV_PERMISSIONS = ("{path}, line {line}: permissions of tool {name!r} must be categories of "
+                       "{allowed} separated by ';', or {none!r}, got {value!r}.")
+MSG_DATASET_LENGTHS = ("ToolRetrievalDataset fields must have one entry per query: {n} queries "
+                       "but {counts}.")
 MSG_DATASET_UNKNOWN = "Query #{i}: gold tool(s) {tools} not in the registry."
 MSG_DATASET_EMPTY_GOLD = "Query #{i} has no gold tools."
 MSG_SUBSET_INDICES = "subset() takes a 1-d array of integer indices or a boolean mask, got {got}."

@@ -13,10 +13,8 @@ __all__ = ["agreement", "ordinal_alpha", "resolve_votes"]
 #: How :func:`resolve_votes` settles an item, by the span (max - min) of its votes.
 RESOLUTIONS = ("unanimous", "median", "review")
 
-MSG_VOTES_SHAPE = (
-    "votes must be a 2-d array-like of levels, one row per tool and one column per "
-    "annotator, or a mapping of tool names to lists of levels; got {got}."
-)
+MSG_VOTES_SHAPE = ("votes must be a 2-d array-like of levels, one row per tool and one column per "
+                   "annotator, or a mapping of tool names to lists of levels; got {got}.")
 MSG_VOTE_LEVEL = "{item}: votes must be integers in 1..5 (or missing), got {value!r}."
 MSG_NO_VOTES = "{item}: no votes (every annotator's vote is missing)."
 MSG_PAIR_LENGTH = "y_a and y_b must have one level per tool; got {a} and {b}."

@@ -19,23 +19,17 @@ _NO_RISK = {"ndcg", "mrr"}
 _LOWER_IS_BETTER = {"rvr", "srr", "safe_rvr", "unneeded_rvr"}
 
 MSG_UNKNOWN_METRIC = "Unknown ranking metric {metric!r}; expected one of {valid}."
-MSG_NEEDS_REGISTRY = (
-    "The {metric!r} scorer measures risk: pass registry= (a ToolRegistry or a mapping of tool "
-    "name -> risk level)."
-)
-MSG_BAD_REGISTRY = (
-    "registry must be a ToolRegistry, a mapping of tool name -> risk level, or None; got {type}."
-)
+MSG_NEEDS_REGISTRY = ("The {metric!r} scorer measures risk: pass registry= (a ToolRegistry or a "
+                      "mapping of tool name -> risk level).")
+MSG_BAD_REGISTRY = ("registry must be a ToolRegistry, a mapping of tool name -> risk level, or "
+                    "None; got {type}.")
 MSG_BAD_MAX_RVR = "max_rvr must be a number in [0, 1], got {value!r}."
 MSG_BAD_KEY = "{name} must be a non-empty str, got {value!r}."
-MSG_MISSING_RESULT = (
-    "cv_results_ has no {key!r}: score the search with a {metric!r} scorer "
-    "(scoring={{{metric!r}: make_ranking_scorer({metric!r}, ...), ...}}). "
-    "Available: {available}."
-)
-MSG_NO_FINITE_RVR = (
-    "Every candidate's {key!r} is NaN, so none can be picked under the risk budget."
-)
+MSG_MISSING_RESULT = ("cv_results_ has no {key!r}: score the search with a {metric!r} scorer "
+                      "(scoring={{{metric!r}: make_ranking_scorer({metric!r}, ...), ...}}). "
+                      "Available: {available}.")
+MSG_NO_FINITE_RVR = ("Every candidate's {key!r} is NaN, so none can be picked under the risk "
+                     "budget.")
 
 
 def _ranking_score(y_true, y_pred, *, metric, k, registry):

@@ -26,31 +26,22 @@ _METRIC_NAMES = ("ndcg", "mrr", "sndcg", "rvr", "srr", "safe_rvr", "needrisk_hit
                  "unneeded_rvr")
 
 MSG_BAD_K = "k must be an integer >= 1, got {k!r}."
-MSG_RANKED_TYPE = (
-    "ranked must be a sequence of ranked tool-name lists (one per query) or a 2-D array of "
-    "names, got {type}."
-)
+MSG_RANKED_TYPE = ("ranked must be a sequence of ranked tool-name lists (one per query) or a 2-D "
+                   "array of names, got {type}.")
 MSG_RANKED_NDIM = "ranked as an array must be 1-D (of lists) or 2-D, got {ndim} dimensions."
 MSG_EMPTY_RANKED = "ranked is empty: give one ranked list of tool names per query."
 MSG_RANKED_ROW = "ranked[{i}] must be a list of tool names, got {value!r}."
 MSG_RANKED_NAME = "ranked[{i}][{j}] must be a tool name (str), got {value!r}."
 MSG_DUPLICATE = "ranked[{i}] lists tool {name!r} more than once (positions {first} and {second})."
-MSG_LENGTH = (
-    "ranked has {n_ranked} queries but relevant has {n_relevant}: give one set of relevant "
-    "tools per ranked list."
-)
+MSG_LENGTH = ("ranked has {n_ranked} queries but relevant has {n_relevant}: give one set of "
+              "relevant tools per ranked list.")
 MSG_RELEVANT_TYPE = "relevant must be a sequence of sets of tool names, got {type}."
-MSG_RELEVANT_ENTRY = (
-    "relevant[{i}] must be a non-empty set (or list) of tool names, got {value!r}."
-)
-MSG_RISK_TYPE = (
-    "risk must be a ToolRegistry or a mapping of tool name -> level (1..5, or None for "
-    "unknown), got {type}."
-)
-MSG_RISK_MISSING = (
-    "Tool {name!r} has no entry in the risk mapping; add it (a None level marks it unknown, "
-    "which counts as high risk) instead of leaving it out."
-)
+MSG_RELEVANT_ENTRY = ("relevant[{i}] must be a non-empty set (or list) of tool names, got "
+                      "{value!r}.")
+MSG_RISK_TYPE = ("risk must be a ToolRegistry or a mapping of tool name -> level (1..5, or None "
+                 "for unknown), got {type}.")
+MSG_RISK_MISSING = ("Tool {name!r} has no entry in the risk mapping; add it (a None level marks "
+                    "it unknown, which counts as high risk) instead of leaving it out.")
 
 
 # -- validation -------------------------------------------------------------------------------
