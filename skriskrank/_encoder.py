@@ -1,11 +1,10 @@
 """The sentence-transformers encoder behind FrozenEmbedder and RiskAuditor, and its caches.
 
 A model is resolved (:func:`resolve_model`) and loaded offline once per process, device and
-kind (:func:`load_model`). :func:`encode` runs texts through an :class:`EmbeddingStore`,
-one per :class:`EncoderKey` and cache setting. The key holds everything the encoder's output
-depends on: the model, the device, the batch size (a text's vector depends on the batch it
-is padded in) and the backend. So a cached vector is always one that the same encoder, run
-the same way, returned.
+kind (:func:`load_model`). :func:`encode` runs texts through an :class:`EmbeddingStore`, one
+per cache setting and :class:`EncoderKey`, which holds everything the output depends on (the
+batch size too: a text's vector depends on the batch it is padded in), so a cached vector is
+always one that the same encoder, run the same way, returned.
 
 A store keeps the rows of at most ``capacity`` texts in memory, least recently used out
 first. With a directory, new rows also wait in memory until ``batch_size`` of them go to

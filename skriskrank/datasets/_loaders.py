@@ -43,14 +43,10 @@ MSG_UNKNOWN_GOLD = ("{path}, line {line}: gold tool(s) {tools} of query {query!r
                     "registry.")
 MSG_NO_QUERIES = "{path}: the file holds no queries."
 MSG_NO_TOOLS = "the file holds no tools."
-MSG_BAD_LABELS = (
-    "{path}: expected a JSON object mapping each tool name to "
-    '{{"risk_level": 1..5, "description": str}}, got {type}.'
-)
-MSG_BAD_LABEL = (
-    '{path}: the label of tool {name!r} must be an object with "risk_level" and '
-    '"description", got {value!r}.'
-)
+MSG_BAD_LABELS = ("{path}: expected a JSON object mapping each tool name to "
+                  '{{"risk_level": 1..5, "description": str}}, got {type}.')
+MSG_BAD_LABEL = ('{path}: the label of tool {name!r} must be an object with "risk_level" and '
+                 '"description", got {value!r}.')
 MSG_BAD_REGISTRY = "{path}: {error}"
 MSG_CONFLICTING_TOOL = ("{path}, line {line}: tool {name!r} repeats line {first} with a different "
                         "description.")
