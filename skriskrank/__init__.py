@@ -20,7 +20,7 @@ _EXPORTS = {
     "._explain": ["explain"],
     "._filter": ["RuleFilter", "rule_filter"],
     "._graph": ["EDGE_TYPES", "GraphSmoother", "build_tool_graph"],
-    "._hints": ["HINT_DEFAULTS"],
+    "._hints": ["HINT_DEFAULTS", "hint_bounds"],
     "._need": ["NeedAwareFilter"],
     "._permissions": ["DEFAULT_PERMISSION_KEYWORDS", "PERMISSION_CATEGORIES",
                       "derive_permissions"],

@@ -20,6 +20,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._axes import rubric_axes, states_destruction
 from ._embedding import MSG_QUERY_BAD, check_queries
 from ._encoder import encode
 from ._encoder import resolve_model as _resolve_model
@@ -35,13 +36,17 @@ __all__ = ["DEFAULT_COVERAGE", "LEVELS", "PRETRAINED_FILE", "RiskAuditor"]
 #: ``coverage`` of :meth:`RiskAuditor.predict` unless set: the smallest value whose
 #: cross-validated recall of level >= 3 tools reached 0.90 on the pooled UltraTool and
 #: Seal-Tools labels (``benchmarks/audit.py``, 5-fold CV on the training data only).
-DEFAULT_COVERAGE = 0.89
+DEFAULT_COVERAGE = 0.93
 
 #: The packaged weights of :meth:`RiskAuditor.pretrained`, an ``.npz`` read without pickle.
 PRETRAINED_FILE = "risk_auditor.npz"
 
-#: Format version of the ``.npz`` written by :meth:`RiskAuditor.save`.
-_FORMAT = 1
+#: Format version of the ``.npz`` written by :meth:`RiskAuditor.save` (2: the rubric's axes).
+_FORMAT = 2
+
+#: Rounds of fitting on level bounds: each refits with the tools' levels weighted by what
+#: the previous fit predicts within their bounds (expectation-maximisation).
+_BOUNDS_ROUNDS = 2
 
 #: Longest tool text graded, in characters (a tool's text holds its schema's parameters).
 _MAX_TEXT = 100_000
@@ -53,12 +58,19 @@ MSG_X_EMPTY = "X is empty: give at least one tool."
 MSG_X_TEXT = MSG_QUERY_BAD  # raised by check_queries, which checks the texts
 MSG_Y_LENGTH = "y must have one level per tool: {n} tools but {got} levels."
 MSG_Y_LEVEL = "{tool}: level must be an integer in 1..5, got {value!r}."
+MSG_Y_BOUNDS = (
+    "{tool}: bounds must be two levels [lowest, highest] in 1..5 with lowest <= highest, "
+    "got {value!r}."
+)
+MSG_Y_SCORE = "score needs exact levels, but y holds level bounds."
 MSG_Y_UNKNOWN = (
     "y is None and the registry has {n} tool(s) without a declared level (first: {name!r}); "
     "pass y, or fit on a labelled registry."
 )
 MSG_Y_MAPPING = "y maps tool names to levels, which needs X to be a ToolRegistry."
-MSG_ONE_LEVEL = "y holds a single level ({level}); fitting needs at least two levels."
+MSG_ONE_LEVEL = (
+    "y holds {levels} as exact levels; fitting needs at least two (bounds alone teach no level)."
+)
 MSG_BAD_FILE = "{path}: not a RiskAuditor weights file ({error})."
 MSG_ENCODER = (
     "The weights in {path} were fitted on encoder {fitted!r}; this auditor uses {model!r}."
@@ -74,13 +86,18 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
     """Grade tools on the paper's five-level risk rubric, erring on the side of risk.
 
     A multinomial logistic regression over the frozen encoder's embedding of each tool's
-    text (:attr:`ToolRegistry.texts`, parameters included) and a TF-IDF of its words and
-    word pairs (hashed, so nothing but weights is stored). ``predict`` is conservative:
+    text (:attr:`ToolRegistry.texts`, parameters included), a TF-IDF of its words and word
+    pairs (hashed, so nothing but weights is stored) and the rubric's axes read from its
+    name and text (the action, its reversibility and scope, the sensitivity of what it
+    touches). It learns from exact levels and from bounds on levels (the rubric's reading
+    of the hints of real tools, :func:`hint_bounds`). ``predict`` is conservative:
     it returns the lowest level ``L`` whose predicted probability ``P(level <= L)`` reaches
     ``coverage``, so that when the model is unsure the error falls on the higher level.
 
-    The hints a tool's author declared (MCP annotations) can raise a level, never lower
-    it: a tool marked destructive is at least level 3 whatever its text says. A
+    A tool whose name says it destroys something (``delete_disk``, ``uninstallRelease``) is
+    at least level 3 whatever the model says. The hints a tool's author declared (MCP
+    annotations) can raise a level, never lower it: a tool marked destructive is at least
+    level 3 whatever its text says. A
     ``readOnlyHint: true`` lowers nothing unless the registry was loaded with
     ``trust_hints=True`` (servers you control); then the level is at most 3 (a read-only
     tool can still read sensitive data, level 3, but writes and deletes nothing).
@@ -97,6 +114,11 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
     lexical_weight : float, default=1.0
         Weight of the L2-normalised TF-IDF block beside the (unit-norm) embedding; ``0``
         uses the embedding alone.
+    axes_weight : float, default=1.0
+        Weight of the L2-normalised block of the rubric's axes (``0`` leaves them out).
+    bounds_weight : float, default=10.0
+        Weight in the loss of a tool known only within bounds, against one of weight 1
+        with an exact level.
     n_lexical_features : int, default=32768
         Hash buckets of the TF-IDF block.
     min_df : int, default=2
@@ -128,7 +150,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
     classes_ : ndarray of int, shape (5,)
         ``[1, 2, 3, 4, 5]``, the columns of ``predict_proba``.
     coef_ : ndarray of float32, shape (5, n_features)
-        Weights per level over ``[embedding, TF-IDF]``; rows of levels absent from the
+        Weights per level over ``[embedding, TF-IDF, axes]``; rows of levels absent from the
         training labels are zero (their probability is zero).
     intercept_ : ndarray of float32, shape (5,)
         Intercepts per level (``-inf`` for levels absent from the training labels).
@@ -167,6 +189,8 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         "coverage": [Interval(Real, 0, 1, closed="right")],
         "C": [Interval(Real, 0, None, closed="neither")],
         "lexical_weight": [Interval(Real, 0, None, closed="left")],
+        "axes_weight": [Interval(Real, 0, None, closed="left")],
+        "bounds_weight": [Interval(Real, 0, None, closed="neither")],
         "n_lexical_features": [Interval(Integral, 1, None, closed="left")],
         "min_df": [Interval(Integral, 1, None, closed="left")],
         "class_weight": [StrOptions({"balanced", "sqrt_balanced"}), dict, None],
@@ -184,6 +208,8 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         coverage=DEFAULT_COVERAGE,
         C=3.0,
         lexical_weight=1.0,
+        axes_weight=1.0,
+        bounds_weight=10.0,
         n_lexical_features=32768,
         min_df=2,
         class_weight="sqrt_balanced",
@@ -197,6 +223,8 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         self.coverage = coverage
         self.C = C
         self.lexical_weight = lexical_weight
+        self.axes_weight = axes_weight
+        self.bounds_weight = bounds_weight
         self.n_lexical_features = n_lexical_features
         self.min_df = min_df
         self.class_weight = class_weight
@@ -217,13 +245,16 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
 
     # -- inputs -------------------------------------------------------------------------------
     @staticmethod
-    def _texts(X) -> list[str]:
+    def _texts(X) -> tuple[list[str], list[str]]:
+        """``(names, texts)``; a text's name is what precedes its first colon."""
         if isinstance(X, ToolRegistry):
-            return X.texts
-        return check_queries(X, type_msg=MSG_X_TYPE, empty_msg=MSG_X_EMPTY, limit=_MAX_TEXT)
+            return list(X.names), X.texts
+        texts = check_queries(X, type_msg=MSG_X_TYPE, empty_msg=MSG_X_EMPTY, limit=_MAX_TEXT)
+        return [t.split(":", 1)[0] for t in texts], texts
 
     @staticmethod
-    def _labels(X, y, n: int) -> np.ndarray:
+    def _labels(X, y, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(lowest, highest)`` level of each tool: equal for an exact level."""
         names = X.names if isinstance(X, ToolRegistry) else None
         if y is None and names is not None:
             unknown = np.flatnonzero(~X.risk_known)
@@ -237,15 +268,22 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
             if names is None:
                 raise ValueError(MSG_Y_MAPPING)
             y = [y.get(name) for name in names]
-        else:
-            y = list(np.asarray(y, dtype=object))
+        # A list stays a list, so that ragged bounds reach the check below.
+        y = list(y) if isinstance(y, (list, tuple)) else list(np.asarray(y, dtype=object))
         if len(y) != n:
             raise ValueError(MSG_Y_LENGTH.format(n=n, got=len(y)))
+        bounds = np.zeros((n, 2), dtype=np.int64)
         for i, v in enumerate(y):
-            if not is_level(v):
-                tool = f"tool {names[i]!r}" if names is not None else f"y[{i}]"
+            tool = f"tool {names[i]!r}" if names is not None else f"y[{i}]"
+            if np.ndim(v) == 1 and len(v) == 2 and all(map(is_level, v)) and v[0] <= v[1]:
+                bounds[i] = v
+            elif np.ndim(v):
+                raise ValueError(MSG_Y_BOUNDS.format(tool=tool, value=v))
+            elif is_level(v):
+                bounds[i] = v, v
+            else:
                 raise ValueError(MSG_Y_LEVEL.format(tool=tool, value=v))
-        return np.array([int(v) for v in y], dtype=np.int64)
+        return bounds[:, 0], bounds[:, 1]
 
     def _embed(self, texts: list[str]) -> tuple[np.ndarray, str]:
         # The pipeline's own encoder and process cache: a registry the auditor has graded is
@@ -263,37 +301,48 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         counts.data = np.log1p(counts.data)  # sublinear term frequency
         return counts
 
-    def _features(self, texts, E=None) -> sparse.csr_matrix:
+    def _features(self, names, texts, E=None) -> sparse.csr_matrix:
         if E is None:
             E, _ = self._embed(texts)
         T = normalize(self._lexical(texts).multiply(self.idf_).tocsr())
+        A = normalize(rubric_axes(names, texts))
         return sparse.hstack(
-            [sparse.csr_matrix(E.astype(np.float64)), self.lexical_weight * T], format="csr"
+            [sparse.csr_matrix(E.astype(np.float64)), self.lexical_weight * T,
+             sparse.csr_matrix(self.axes_weight * A)], format="csr"
         )
 
     # -- fitting ------------------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Fit the auditor on labelled tools.
+        """Fit the auditor on tools with levels, or with bounds on their levels.
+
+        A tool known only within bounds (``[3, 5]`` for a tool its author marks destructive,
+        :func:`hint_bounds`) teaches the model that its level lies there, not which one: the
+        fit is repeated, each time weighting each level within the bounds by the previous
+        fit's probability of it (expectation-maximisation), so the exact levels decide
+        between them.
 
         Parameters
         ----------
         X : ToolRegistry or sequence of str
             The tools: a registry (its :attr:`~ToolRegistry.texts`) or tool texts such as
             ``"name: description"``.
-        y : array-like of int of shape (n_tools,), mapping of str to int, or None
-            Levels 1..5, in order or by tool name (with a registry). ``None`` takes the
-            registry's levels (every tool needs one).
+        y : array-like of shape (n_tools,) or (n_tools, 2), mapping of str, or None
+            Levels 1..5, or ``[lowest, highest]`` bounds on levels (equal for an exact level,
+            ``[1, 5]`` for a tool that teaches nothing), in order or by tool name (with a
+            registry). ``None`` takes the registry's levels (every tool needs one).
 
         Returns
         -------
         self : RiskAuditor
         """
         validate_data(self, X, skip_check_array=True, ensure_2d=False)
-        texts = self._texts(X)
-        y = self._labels(X, y, len(texts))
-        if np.unique(y).size < 2:
-            raise ValueError(MSG_ONE_LEVEL.format(level=int(y[0])))
+        names, texts = self._texts(X)
+        lo, hi = self._labels(X, y, len(texts))
+        exact = lo == hi
+        bounded = ~exact & ((lo > 1) | (hi < len(LEVELS)))
+        if np.unique(lo[exact]).size < 2:
+            raise ValueError(MSG_ONE_LEVEL.format(levels=np.unique(lo[exact]).tolist()))
         E, self.encoder_ = self._embed(texts)
         counts = self._lexical(texts)
         df = np.bincount(counts.indices, minlength=counts.shape[1])
@@ -302,10 +351,25 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         idf = np.log((1 + n) / (1 + df)) + 1
         idf[df < self.min_df] = 0.0
         self.idf_ = idf.astype(np.float32)
-        F = self._features(texts, E)
-        lr = LogisticRegression(
-            C=self.C, max_iter=5000, tol=1e-6, class_weight=self._class_weight(y)
-        ).fit(F, y)
+        F = self._features(names, texts, E)
+        y = lo[exact]
+        cw = self._class_weight(y)
+        weight = np.array([cw.get(int(v), 1.0) for v in y]) if cw else np.ones(len(y))
+        # One row per level a bounded tool may have, weighted by the chance of that level:
+        # uniform at first, then the previous fit's probabilities within the bounds.
+        rows = np.flatnonzero(bounded).repeat(hi[bounded] - lo[bounded] + 1)
+        levels = np.concatenate([np.arange(a, b + 1) for a, b in zip(lo[bounded], hi[bounded],
+                                                                    strict=True)] or [[]])
+        share = 1.0 / (hi[rows] - lo[rows] + 1)
+        F_all = sparse.vstack([F[exact], F[rows]], format="csr")
+        y_all = np.r_[y, levels].astype(np.int64)
+        lr = LogisticRegression(C=self.C, max_iter=5000, tol=1e-6, warm_start=True)
+        for _ in range(_BOUNDS_ROUNDS if rows.size else 1):
+            lr.fit(F_all, y_all, sample_weight=np.r_[weight, self.bounds_weight * share])
+            if rows.size:
+                P = lr.predict_proba(F[rows])[np.arange(rows.size),
+                                              np.searchsorted(lr.classes_, levels)]
+                share = P / np.bincount(rows, weights=P, minlength=n)[rows]
         coef = np.zeros((len(LEVELS), F.shape[1]), dtype=np.float32)
         intercept = np.full(len(LEVELS), -np.inf, dtype=np.float32)
         rows = np.searchsorted(LEVELS, lr.classes_)
@@ -348,15 +412,19 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         proba : ndarray of float, shape (n_tools, 5)
             Columns in the order of ``classes_`` (levels 1..5).
         """
-        return self._probabilities(X)[2]
+        return self._probabilities(X)[3]
 
     def _probabilities(self, X):
-        """``(texts, the text's probabilities, those within the hints' bounds)``."""
+        """``(names, texts, the text's probabilities, those within the hints' bounds)``."""
         check_is_fitted(self)
         validate_data(self, X, skip_check_array=True, ensure_2d=False, reset=False)
-        texts = self._texts(X)
-        logits = self._features(texts) @ self.coef_.T.astype(np.float64)
+        names, texts = self._texts(X)
+        logits = self._features(names, texts) @ self.coef_.T.astype(np.float64)
         text_P = softmax(logits + self.intercept_.astype(np.float64), axis=1)
+        # A tool whose name says it destroys something is at least level 3, as a hint raises.
+        destroys = states_destruction(names)
+        text_P[destroys, RISKY_LEVEL - 1] += text_P[destroys, :RISKY_LEVEL - 1].sum(axis=1)
+        text_P[destroys, :RISKY_LEVEL - 1] = 0.0
         P = text_P.copy()
         if isinstance(X, ToolRegistry):
             # A destructive tool is at least level 3, a trusted read-only one at most level 3,
@@ -371,7 +439,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
                 P[rows, :floor - 1] = 0.0
             P[high, RISKY_LEVEL - 1] += P[high, RISKY_LEVEL:].sum(axis=1)
             P[high, RISKY_LEVEL:] = 0.0
-        return texts, text_P, P
+        return names, texts, text_P, P
 
     def _quantile(self, P: np.ndarray, coverage: float) -> np.ndarray:
         cum = np.cumsum(P, axis=1)
@@ -410,7 +478,9 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         -------
         qwk : float
         """
-        y = self._labels(X, y, len(self._texts(X)))
+        y, high = self._labels(X, y, len(self._texts(X)[1]))
+        if (y != high).any():
+            raise ValueError(MSG_Y_SCORE)
         return float(
             cohen_kappa_score(
                 y, self.predict(X), weights="quadratic", labels=list(LEVELS),
@@ -477,7 +547,8 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         saved.pop("cache", None)  # where the trainer cached embeddings means nothing here
         if isinstance(saved.get("class_weight"), dict):  # JSON made the level keys strings
             saved["class_weight"] = {int(k): v for k, v in saved["class_weight"].items()}
-        for fixed in ("lexical_weight", "n_lexical_features", "min_df", "C", "class_weight"):
+        for fixed in ("lexical_weight", "axes_weight", "bounds_weight", "n_lexical_features",
+                      "min_df", "C", "class_weight"):
             params.pop(fixed, None)
         auditor = cls(**{**saved, **params})
         # It comes back fitted, so fit's validation never runs: check the overrides here.
@@ -497,12 +568,15 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
 
     @classmethod
     def pretrained(cls, **params) -> RiskAuditor:
-        """The auditor fitted on the 6,108 labelled tools of UltraTool and Seal-Tools.
+        """The auditor fitted on labelled benchmark tools and on real MCP tools' hints.
 
-        The weights ship inside the package (``skriskrank/data/risk_auditor.npz``, read
-        without pickle); neither the datasets nor a network are needed. They were made by
-        ``python -m benchmarks.audit --train`` with the default parameters, on the paper's
-        released labels, for the packaged all-MiniLM-L6-v2 encoder.
+        It learns from the 6,108 tools of UltraTool and Seal-Tools with the paper's released
+        levels, and from 1,978 tools of 45 public MCP server packages within the bounds their
+        authors' hints imply (:func:`hint_bounds`); the sources and licences are in the data
+        card (``docs/data.md``). The weights ship inside the package
+        (``skriskrank/data/risk_auditor.npz``, read without pickle); neither the data nor a
+        network are needed. They were made by ``python -m benchmarks.audit --train`` with the
+        default parameters, for the packaged all-MiniLM-L6-v2 encoder.
 
         Parameters
         ----------
@@ -601,13 +675,12 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         if isinstance(X, ToolRegistry):
             findings = scan_tools(X)
             X = X.with_flags(findings) if any(findings) else X
-        texts, text_P, P = self._probabilities(X)
+        names, texts, text_P, P = self._probabilities(X)
         n = len(texts)
         predicted = self._quantile(P, self.coverage)
         median = self._quantile(P, 0.5)
         p_risky = np.clip(P[:, RISKY_LEVEL - 1:].sum(axis=1), 0.0, 1.0)  # 1 + 1e-16 is 1
         reg = X if isinstance(X, ToolRegistry) else None
-        names = list(reg.names) if reg is not None else [t.split(":", 1)[0] for t in texts]
         hints = reg.declared_hints if reg is not None else [{}] * n  # a title is ignored
         perms = reg.permissions if reg is not None else [frozenset()] * n
         declared = [None] * n

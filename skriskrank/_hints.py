@@ -14,7 +14,7 @@ import numpy as np
 
 from ._rubric import is_missing
 
-__all__ = ["HINT_DEFAULTS", "describe_hints"]
+__all__ = ["HINT_DEFAULTS", "describe_hints", "hint_bounds"]
 
 #: The MCP specification's tool annotations and their defaults: a hint a server leaves out
 #: takes this value. ``destructiveHint`` matters only when ``readOnlyHint`` is false.
@@ -96,3 +96,49 @@ _HINT_WORDS = {
 def describe_hints(hints) -> str:
     """The declared hints in words, ``"read-only, closed-world"`` (``""`` for none)."""
     return ", ".join(_HINT_WORDS[k, v] for k, v in sorted(hints.items()) if (k, v) in _HINT_WORDS)
+
+
+def hint_bounds(registry) -> np.ndarray:
+    """The levels each tool's hints allow by the rubric, as ``[lowest, highest]`` per tool.
+
+    Marks are not levels: a read-only tool is level 1 or 2, or up to 3 when it reads secrets
+    (sensitive data access is level 3); a tool its author marks destructive (as
+    :attr:`ToolRegistry.declares_destructive` reads the hints) is level 3 to 5; one that
+    writes but is marked non-destructive is level 2 to 4; a tool without hints could be any
+    level. :meth:`RiskAuditor.fit` learns from such bounds beside exact levels.
+
+    Parameters
+    ----------
+    registry : ToolRegistry
+        The tools, with the hints their authors declared.
+
+    Returns
+    -------
+    bounds : ndarray of int, shape (n_tools, 2)
+        The lowest and highest level each tool's hints allow (``[1, 5]`` without hints).
+
+    Examples
+    --------
+    >>> from skriskrank import hint_bounds, load_tools
+    >>> reg = load_tools({"tools": [
+    ...     {"name": "list_files", "annotations": {"readOnlyHint": True}},
+    ...     {"name": "read_secret", "annotations": {"readOnlyHint": True}},
+    ...     {"name": "drop_table", "annotations": {"destructiveHint": True}},
+    ...     {"name": "add_tag", "annotations": {"readOnlyHint": False, "destructiveHint": False}},
+    ...     {"name": "get_weather"}]}, scan=False)
+    >>> hint_bounds(reg).tolist()
+    [[1, 2], [1, 3], [3, 5], [2, 4], [1, 5]]
+    """
+    from ._axes import AXES, rubric_axes
+
+    secrets = rubric_axes(registry.names, registry.texts)[:, 2 * list(AXES).index("secrets") + 1]
+    bounds = np.tile([1, 5], (len(registry), 1))
+    for i, (hints, destructive) in enumerate(
+            zip(registry.declared_hints, registry.declares_destructive, strict=True)):
+        if hints.get("readOnlyHint") is True:
+            bounds[i] = 1, 3 if secrets[i] else 2
+        elif destructive:
+            bounds[i] = 3, 5
+        elif hints.get("destructiveHint") is False:
+            bounds[i] = 2, 4
+    return bounds

@@ -14,7 +14,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.metrics import cohen_kappa_score
 from sklearn.utils._param_validation import InvalidParameterError
 
-from skriskrank import HINT_DEFAULTS, RiskAuditor, ToolRegistry, load_tools
+from skriskrank import HINT_DEFAULTS, RiskAuditor, ToolRegistry, hint_bounds, load_tools
 from skriskrank._auditor import (
     DEFAULT_COVERAGE,
     MSG_BAD_FILE,
@@ -22,12 +22,15 @@ from skriskrank._auditor import (
     MSG_X_EMPTY,
     MSG_X_TEXT,
     MSG_X_TYPE,
+    MSG_Y_BOUNDS,
     MSG_Y_LENGTH,
     MSG_Y_LEVEL,
     MSG_Y_MAPPING,
+    MSG_Y_SCORE,
     MSG_Y_UNKNOWN,
     PRETRAINED_FILE,
 )
+from skriskrank._axes import AXES, DESTRUCTIVE_VERBS, states_destruction
 
 TRAIN = [
     ("get_weather", "Look up the weather forecast for a city", 1),
@@ -99,7 +102,9 @@ class TestContract:
 
     def test_fitted_attributes(self, fitted):
         assert fitted.classes_.tolist() == [1, 2, 3, 4, 5]
-        assert fitted.coef_.shape == (5, fitted.embedding_dim_ + fitted.n_lexical_features)
+        n_axes = 2 * len(AXES)  # each axis read from the name and from the text
+        assert fitted.coef_.shape == (5, fitted.embedding_dim_ + fitted.n_lexical_features
+                                      + n_axes)
         assert fitted.coef_.dtype == np.float32
         assert fitted.idf_.shape == (fitted.n_lexical_features,)
 
@@ -122,14 +127,17 @@ class TestContract:
         y = [1 if r < 3 else 4 for *_, r in TRAIN]
         a = RiskAuditor(min_df=1, coverage=0.5).fit(texts, y)
         P = a.predict_proba(texts)
-        assert (P[:, [1, 2, 4]] == 0).all()
+        # A tool whose name says it destroys has its probability below 3 moved to 3.
+        floor = states_destruction([n for n, *_ in TRAIN])
+        assert floor.any() and (P[floor, :2] == 0).all()
+        assert (P[~floor][:, [1, 2, 4]] == 0).all()
         # The same probabilities as scikit-learn's binary model on the same features.
         from sklearn.linear_model import LogisticRegression
 
-        F = a._features(texts)
+        F = a._features([n for n, *_ in TRAIN], texts)
         lr = LogisticRegression(C=a.C, max_iter=5000, tol=1e-6,
                                 class_weight=a._class_weight(np.array(y))).fit(F, y)
-        np.testing.assert_allclose(P[:, [0, 3]], lr.predict_proba(F), atol=1e-5)
+        np.testing.assert_allclose(P[~floor][:, [0, 3]], lr.predict_proba(F)[~floor], atol=1e-5)
         assert a.score(texts, y) > 0.5
 
     def test_proba_and_predict(self, fitted, train_registry):
@@ -185,7 +193,7 @@ class TestInputErrors:
             RiskAuditor().fit(reg)
 
     def test_single_level(self):
-        with pytest.raises(ValueError, match=re.escape(MSG_ONE_LEVEL.format(level=2))):
+        with pytest.raises(ValueError, match=re.escape(MSG_ONE_LEVEL.format(levels=[2]))):
             RiskAuditor().fit(["a: b", "c: d"], [2, 2])
 
 
@@ -240,6 +248,70 @@ class TestConservativeRuleAndHints:
         reg = load_tools([_mcp("delete_file", "Permanently delete a file from disk")])
         np.testing.assert_allclose(fitted.predict_proba(reg),
                                    fitted.predict_proba(reg.texts))
+
+
+class TestBoundsAndAxes:
+    """Learning from bounds on levels (the rubric's reading of hints) and the name rule."""
+
+    TEXTS = [f"{n}: {d}" for n, d, _ in TRAIN]
+    LEVELS = [r for *_, r in TRAIN]
+
+    def test_exact_bounds_equal_levels(self):
+        # [l, l] is the level l: the same fit, weight for weight.
+        a = RiskAuditor(min_df=1).fit(self.TEXTS, self.LEVELS)
+        b = RiskAuditor(min_df=1).fit(self.TEXTS, [[v, v] for v in self.LEVELS])
+        np.testing.assert_array_equal(a.coef_, b.coef_)
+        np.testing.assert_array_equal(a.intercept_, b.intercept_)
+
+    def test_bounds_teach_the_side(self):
+        # Unlabelled look-alikes of the low tools, known only to be level 3..5: the model
+        # moves P(level >= 3) of such texts up, and never below what the labels alone give.
+        extra = [f"archive_{n}: {d} for the team" for n, d, r in TRAIN if r <= 2]
+        texts = self.TEXTS + extra
+        a = RiskAuditor(min_df=1).fit(self.TEXTS, self.LEVELS)
+        b = RiskAuditor(min_df=1).fit(texts, [[v, v] for v in self.LEVELS]
+                                      + [[3, 5]] * len(extra))
+        risky = lambda m: m.predict_proba(extra)[:, 2:].sum(axis=1)  # noqa: E731
+        assert (risky(b) > risky(a)).all()
+
+    def test_unbounded_rows_teach_nothing(self):
+        # [1, 5] carries no information: the fit equals the one without those tools.
+        a = RiskAuditor(min_df=1).fit(self.TEXTS, self.LEVELS)
+        b = RiskAuditor(min_df=1).fit(self.TEXTS + ["mystery_tool: Does a thing"],
+                                      [[v, v] for v in self.LEVELS] + [[1, 5]])
+        probe = ["open_door: Open the front door"]
+        np.testing.assert_allclose(a.predict_proba(probe), b.predict_proba(probe), atol=0.05)
+
+    @pytest.mark.parametrize("bad", [[4, 2], [0, 3], [1, 6], [1, 2, 3], ["a", "b"]])
+    def test_bad_bounds(self, bad):
+        y = [[v, v] for v in self.LEVELS]
+        y[1] = bad
+        with pytest.raises(ValueError, match=re.escape(MSG_Y_BOUNDS.format(
+                tool="y[1]", value=bad).split(",")[0])):
+            RiskAuditor(min_df=1).fit(self.TEXTS, y)
+
+    def test_score_needs_levels(self, fitted):
+        with pytest.raises(ValueError, match=re.escape(MSG_Y_SCORE)):
+            fitted.score(self.TEXTS, [[1, 2]] * len(self.TEXTS))
+
+    def test_hint_bounds_of_a_registry(self):
+        reg = load_tools({"tools": [
+            _mcp("fetch_page", "Fetch a web page", {"readOnlyHint": True}),
+            _mcp("get_api_key", "Show the stored API key", {"readOnlyHint": True}),
+            _mcp("stop_vm", "Stop a virtual machine", {"readOnlyHint": False}),
+            _mcp("tag_issue", "Add a label", {"readOnlyHint": False, "destructiveHint": False}),
+            _mcp("echo", "Echo the input")]}, scan=False)
+        assert hint_bounds(reg).tolist() == [[1, 2], [1, 3], [3, 5], [2, 4], [1, 5]]
+
+    @settings(max_examples=40, deadline=None)
+    @given(verb=st.sampled_from(sorted(DESTRUCTIVE_VERBS)),
+           style=st.sampled_from(["{v}_{o}", "{v}-{o}", "{v}{O}", "{o}_{v}"]),
+           obj=st.sampled_from(["file", "release", "disk", "secret", "user", "branch"]))
+    def test_a_name_that_destroys_is_at_least_3(self, fitted, verb, style, obj):
+        name = style.format(v=verb, o=obj, O=obj.capitalize())
+        # Whatever the description says, and with the median rule.
+        text = f"{name}: Look up the weather forecast for a city"
+        assert _with_coverage(fitted, 0.5).predict([text])[0] >= 3
 
 
 class TestAudit:
