@@ -1,13 +1,22 @@
-"""RiskAuditor against the targets of issue 13, and the training of its packaged weights.
+"""RiskAuditor on the benchmarks' labels and on real MCP tools, and its packaged weights.
 
-Rows (levels 1..5 of the paper's released labels; the default encoder all-MiniLM-L6-v2):
+Training data: the levels 1..5 of the paper's released labels (UltraTool, Seal-Tools) and the
+harvested real MCP tools whose authors' hints bound their level (``hint_bounds``:
+read-only 1-2, or 1-3 when they read secrets; non-destructive writes 2-4; destructive 3-5).
+Rows (the default encoder all-MiniLM-L6-v2; every fit also learns from every harvested tool,
+except in the real-MCP rows, where the test servers' tools are left out):
 
 - fit on UltraTool, predict Seal-Tools; fit on Seal-Tools, predict UltraTool (``coverage=0.5``);
 - both registries pooled, 5-fold stratified CV (shuffled, seed 0), ``coverage=0.5``;
 - the same folds with the default (conservative) ``coverage``: the share of level >= 3 tools
   predicted >= 3, and of level-1 and level-2 tools predicted >= 3;
-- the packaged (pretrained) auditor on the real MCP sample: every tool its author marks
-  destructive must be predicted >= 3 (nothing is tuned on it).
+- real MCP tools, text only (the hints are removed before grading), 5 folds split by
+  server (by repository: the tools of one server are never on both sides): the share of
+  destructive-marked tools graded >= 3, of read-only-marked tools graded >= 3, the AUC of
+  ``P(level >= 3)`` between the two, the confusion against the marks and the tools most
+  under-graded;
+- the packaged (pretrained) auditor on the reference servers' MCP sample: every tool its
+  author marks destructive must be predicted >= 3 (nothing is tuned on it).
 
 Each row also reports the issue's baseline (a multinomial logistic regression on the embeddings
 of ``"{name}: {description}"``, argmax) and a per-level confusion matrix.
@@ -19,6 +28,7 @@ of ``"{name}: {description}"``, argmax) and a per-level confusion matrix.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
 from pathlib import Path
@@ -31,16 +41,24 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from sklearn.base import clone  # noqa: E402
 from sklearn.linear_model import LogisticRegression  # noqa: E402
-from sklearn.metrics import cohen_kappa_score, confusion_matrix  # noqa: E402
-from sklearn.model_selection import StratifiedKFold  # noqa: E402
+from sklearn.metrics import cohen_kappa_score, confusion_matrix, roc_auc_score  # noqa: E402
+from sklearn.model_selection import GroupKFold, StratifiedKFold  # noqa: E402
 
-from skriskrank import FrozenEmbedder, RiskAuditor, ToolRegistry, load_tools  # noqa: E402
+from skriskrank import (  # noqa: E402
+    FrozenEmbedder,
+    RiskAuditor,
+    ToolRegistry,
+    hint_bounds,
+    load_tools,
+)
 from skriskrank._auditor import DEFAULT_COVERAGE, LEVELS, PRETRAINED_FILE  # noqa: E402
 from skriskrank.datasets import load_sealtools, load_ultratool  # noqa: E402
 
 from ._common import environment, md_table, write_json, write_md  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
+HARVEST = Path(__file__).resolve().parent / "data" / "mcp_harvest"
+MARKS = ("read-only", "non-destructive write", "destructive")
 PACKAGED = Path(__file__).resolve().parents[1] / "skriskrank" / "data" / PRETRAINED_FILE
 #: The coverages the default is chosen from (smallest with recall of level >= 3 >= 0.90).
 COVERAGE_GRID = np.round(np.arange(0.50, 0.996, 0.01), 2)
@@ -67,10 +85,34 @@ def pooled(registries: dict[str, ToolRegistry]) -> tuple[list[str], np.ndarray, 
     return texts, np.asarray(y), np.asarray(src)
 
 
+def harvest(harvest_dir=HARVEST) -> dict:
+    """The harvested MCP tools whose hints bound their level, with their marks and servers."""
+    out = {"texts": [], "bounds": [], "marks": [], "servers": [], "names": []}
+    for path in sorted(Path(harvest_dir).glob("*__*.json")):
+        source = json.loads(path.read_text())["_source"]
+        reg = load_tools([path], scan=False)
+        bounds = hint_bounds(reg)
+        read_only = np.array([h.get("readOnlyHint") is True for h in reg.declared_hints])
+        mark = np.where(read_only, MARKS[0], np.where(reg.declares_destructive, MARKS[2],
+                                                       MARKS[1]))
+        keep = (bounds[:, 0] > 1) | (bounds[:, 1] < 5)
+        for i in np.flatnonzero(keep):
+            out["texts"].append(reg.texts[i])
+            out["bounds"].append(bounds[i].tolist())
+            out["marks"].append(str(mark[i]))
+            # One server per repository: packages of one repository share their tools.
+            out["servers"].append(source.get("repository") or source["package"])
+            out["names"].append(str(reg.names[i]))
+    return {k: np.asarray(v, dtype=object if k in ("texts", "names") else None)
+            for k, v in out.items()}
+
+
 def train(data_dir, **params) -> RiskAuditor:
-    """The packaged auditor: default parameters, fitted on all 6,108 labelled tools."""
+    """The packaged auditor: default parameters, fitted on every labelled and marked tool."""
     texts, y, _ = pooled(training_registries(data_dir))
-    return RiskAuditor(**params).fit(texts, y)
+    marked = harvest()
+    return RiskAuditor(**params).fit(texts + list(marked["texts"]),
+                                     [[v, v] for v in y] + marked["bounds"].tolist())
 
 
 # -- measures -----------------------------------------------------------------------------------
@@ -106,6 +148,8 @@ def evaluate(data_dir, *, cache=True, quick=False, log=print) -> dict:
         keep = np.arange(len(y)) % 3 == 0
         texts, y, src = [t for t, k in zip(texts, keep, strict=True) if k], y[keep], src[keep]
     texts_arr = np.asarray(texts, dtype=object)
+    marked = harvest()
+    mt, mb = marked["texts"], marked["bounds"]
     auditor = RiskAuditor(cache=cache, show_progress_bar=False)
     emb = FrozenEmbedder(regs["ultratool"], cache=cache, show_progress_bar=False).fit(["x"])
     t0 = time.perf_counter()
@@ -113,9 +157,11 @@ def evaluate(data_dir, *, cache=True, quick=False, log=print) -> dict:
     log(f"encoded {len(texts)} tools in {time.perf_counter() - t0:.0f} s")
     rows = {}
 
-    def proba(train_idx, test_idx):
-        fitted = clone(auditor).fit(list(texts_arr[train_idx]), y[train_idx])
-        return fitted.set_params(coverage=0.5).predict_proba(list(texts_arr[test_idx]))
+    def proba(train_idx, test_idx, marked_idx=slice(None), test_texts=texts_arr):
+        fitted = clone(auditor).fit(
+            list(texts_arr[train_idx]) + list(mt[marked_idx]),
+            [[v, v] for v in y[train_idx]] + mb[marked_idx].tolist())
+        return fitted.set_params(coverage=0.5).predict_proba(list(test_texts[test_idx]))
 
     for name, (a, b) in {"ultratool -> sealtools": ("ultratool", "sealtools"),
                          "sealtools -> ultratool": ("sealtools", "ultratool")}.items():
@@ -140,16 +186,49 @@ def evaluate(data_dir, *, cache=True, quick=False, log=print) -> dict:
     chosen = next((c for c, r in recall.items() if r >= TARGET_RECALL), float(COVERAGE_GRID[-1]))
     rows["pooled 5-fold CV"] = {"auditor": _measures(y, _quantile(P, 0.5)),
                                 "baseline": _measures(y, base_pred), "n_test": len(y)}
+    if chosen != DEFAULT_COVERAGE:
+        log(f"the rule chooses coverage {chosen}, but DEFAULT_COVERAGE is {DEFAULT_COVERAGE}: "
+            "the rows below use the chosen one; set DEFAULT_COVERAGE to it")
     rows["pooled 5-fold CV, conservative"] = {
-        "auditor": _measures(y, _quantile(P, DEFAULT_COVERAGE)),
+        "auditor": _measures(y, _quantile(P, chosen)),
         "baseline (0.90 quantile)": _measures(y, _quantile(P_base, 0.90)),
         "baseline (0.95 quantile)": _measures(y, _quantile(P_base, 0.95)),
-        "coverage": DEFAULT_COVERAGE, "n_test": len(y),
+        "coverage": chosen, "n_test": len(y),
     }
     log(f"pooled: QWK {rows['pooled 5-fold CV']['auditor']['qwk']:.3f}; coverage chosen "
         f"{chosen} (default {DEFAULT_COVERAGE})")
+    real = real_mcp(marked, lambda tr, te: proba(np.arange(len(y)), te, tr, mt), chosen,
+                    quick=quick)
+    log(f"real MCP by server: destructive >= 3 {real['destructive_risky']:.3f}, read-only "
+        f">= 3 {real['read_only_risky']:.3f}, AUC {real['auc']:.3f}")
     return {"rows": rows, "coverage_recall": recall, "coverage_chosen": chosen,
-            "n_tools": len(y), "quick": quick}
+            "n_tools": len(y), "quick": quick, "real_mcp": real}
+
+
+def real_mcp(marked: dict, proba, coverage, *, quick=False, n_worst=15) -> dict:
+    """Harvested tools graded from their text alone, 5 folds split by server."""
+    marks, servers = marked["marks"], marked["servers"]
+    P = np.zeros((len(marks), len(LEVELS)))
+    for tr, te in GroupKFold(2 if quick else 5).split(marks, groups=servers):
+        P[te] = proba(tr, te)
+    pred = _quantile(P, coverage)
+    p_risky = P[:, 2:].sum(axis=1)
+    ro, de = marks == MARKS[0], marks == MARKS[2]
+    worst = np.flatnonzero(de)[np.argsort(p_risky[de], kind="stable")[:n_worst]]
+    over = np.flatnonzero(ro)[np.argsort(-p_risky[ro], kind="stable")[:n_worst]]
+    tool = lambda i: {"name": marked["names"][i], "server": marked["servers"][i],  # noqa: E731
+                      "p_risky": float(p_risky[i]), "predicted": int(pred[i])}
+    return {
+        "n_tools": len(marks), "n_servers": len(set(servers)),
+        "counts": {m: int((marks == m).sum()) for m in MARKS},
+        "coverage": coverage,
+        "destructive_risky": float(np.mean(pred[de] >= 3)),
+        "read_only_risky": float(np.mean(pred[ro] >= 3)),
+        "auc": float(roc_auc_score(de[ro | de], p_risky[ro | de])),
+        "confusion": {m: np.bincount(pred[marks == m] - 1, minlength=5).tolist() for m in MARKS},
+        "most_under_graded": [tool(i) for i in worst],
+        "most_over_graded": [tool(i) for i in over],
+    }
 
 
 def mcp_check(data_dir) -> dict:
@@ -216,13 +295,39 @@ alone). The transfer rows use the same defaults, so they are not tuned for trans
 """
 
 
+#: How the real MCP tools' hints were brought in (a research script outside the repository:
+#: the 1,947 tools with an explicit mark, 5-fold GroupKFold by repository, text only).
+MARKS_NOTES = """\
+## What was tried with the real MCP tools' hints
+
+Read-only / destructive-marked tools graded >= 3 on servers the fit did not see, at three
+coverages, and the AUC of `P(level >= 3)` between the two (the benchmark labels in every fit).
+
+| model | AUC | coverage 0.5 | 0.8 | 0.89 |
+|---|---|---|---|---|
+| labels only (the earlier auditor) | 0.664 | 0.005/0.052 | 0.055/0.190 | 0.148/0.353 |
+| + name floor (a destroying verb: >= 3) | 0.704 | 0.005/0.317 | 0.055/0.367 | 0.148/0.455 |
+| + hint bounds (EM, weight 1) | 0.942 | 0.014/0.587 | 0.147/0.858 | 0.280/0.952 |
+| + axes, bounds weight 1, floor | 0.945 | 0.023/0.641 | 0.147/0.884 | 0.295/0.942 |
+| bounds weight 3, floor | 0.965 | 0.013/0.687 | 0.122/0.902 | 0.221/0.962 |
+| + axes | 0.964 | 0.023/0.721 | 0.113/0.898 | 0.221/0.962 |
+| + axes, C=10 | 0.962 | 0.021/0.703 | 0.077/0.882 | 0.154/0.924 |
+| + axes, read-only always 1-2 | 0.972 | 0.014/0.697 | 0.073/0.892 | 0.151/0.954 |
+| **axes, bounds weight 10, floor (chosen)** | 0.974 | 0.019/0.764 | 0.084/0.904 | 0.170/0.960 |
+
+The coverage is not chosen on these tools: the documented rule (recall of level >= 3 on the
+benchmark labels) picks 0.93 for the chosen model, where read-only tools are over-graded
+(the table above); the read-only target would need about 0.8.
+"""
+
+
 # -- report -------------------------------------------------------------------------------------
 def _fmt_confusion(cm) -> str:
     return " / ".join(",".join(str(v) for v in row) for row in cm)
 
 
 def render(result: dict) -> str:
-    rows, mcp = result["rows"], result["mcp"]
+    rows, mcp, real = result["rows"], result["mcp"], result["real_mcp"]
     ut_st = rows["ultratool -> sealtools"]
     st_ut = rows["sealtools -> ultratool"]
     pool = rows["pooled 5-fold CV"]
@@ -249,19 +354,27 @@ def render(result: dict) -> str:
          "<= 0.03 / <= 0.10",
          f"{cons['auditor']['l1_flagged']:.3f} / {cons['auditor']['l2_flagged']:.3f}",
          cons["auditor"]["l1_flagged"] <= 0.03 and cons["auditor"]["l2_flagged"] <= 0.10],
+        ["real MCP tools by server, text only: destructive-marked graded >= 3", "",
+         ">= 0.85", f"{real['destructive_risky']:.3f}", real["destructive_risky"] >= 0.85],
+        ["the same: read-only-marked graded >= 3", "", "<= 0.10",
+         f"{real['read_only_risky']:.3f}", real["read_only_risky"] <= 0.10],
+        ["the same: AUC of P(level >= 3), read-only against destructive", "", ">= 0.96",
+         f"{real['auc']:.3f}", real["auc"] >= 0.96],
         ["MCP sample, pretrained: destructive tools predicted >= 3", "", "all",
          (f"{mcp['destructive_predicted_risky']} of {mcp['n_destructive']} "
           f"({mcp['destructive_risky_from_text_alone']} from the text alone)"),
          mcp["destructive_predicted_risky"] == mcp["n_destructive"]],
     ]
     lines = [
-        "# RiskAuditor (issue 13)", "",
+        "# RiskAuditor", "",
         ("`python -m benchmarks.audit --data ../shared/data`; levels 1..5 of the paper's "
          f"released labels, {result['n_tools']} tools; all-MiniLM-L6-v2. The QWK rows use "
          "`coverage=0.5`, the conservative rows the default coverage. Baseline: the issue's "
          "multinomial logistic regression on the embeddings of `\"{name}: {description}\"`, "
          "measured here with argmax (the issue quotes 0.71 / 0.36 / 0.78; the same model's "
-         "median level gives 0.70 / 0.36 / 0.76 here)."), "",
+         "median level gives 0.70 / 0.36 / 0.76 here). Every fit also learns from the "
+         f"{real['n_tools']} harvested MCP tools whose hints bound their level (in the "
+         "real-MCP rows, only from those of the other folds' servers)."), "",
         md_table(["measure", "baseline", "target", "RiskAuditor", "met"],
                  [c[:4] + ["yes" if c[4] else "**no**"] for c in checks]),
         "", "## Confusion matrices (rows: true level 1..5, columns: predicted 1..5)", "",
@@ -276,13 +389,32 @@ def render(result: dict) -> str:
     lines.append(md_table(["row", "model", "QWK", "within-one", "recall >= 3",
                            "L1 >= 3", "L2 >= 3", "confusion (rows L1 / ... / L5)"], cm_rows))
     lines += [
-        "", RESEARCH_NOTES, "## Choosing the default coverage", "",
+        "", RESEARCH_NOTES, MARKS_NOTES, "## Choosing the default coverage", "",
         (f"Out-of-fold recall of level >= 3 tools over the pooled CV; the smallest coverage "
          f"reaching {TARGET_RECALL} is {result['coverage_chosen']} (`DEFAULT_COVERAGE` = "
          f"{rows['pooled 5-fold CV, conservative']['coverage']})."), "",
         md_table(["coverage", "recall >= 3"],
                  [[c, f"{r:.3f}"] for c, r in result["coverage_recall"].items()
                   if round(c * 100) % 2 == 0 or c >= 0.9]),
+        "", (f"## Real MCP tools, split by server ({real['n_tools']} tools of "
+             f"{real['n_servers']} servers, text only, coverage {real['coverage']})"), "",
+        ("5-fold `GroupKFold` by repository over the harvested tools "
+         "(`benchmarks/data/mcp_harvest`); each fold's model learns from the benchmarks' "
+         "labels and the other folds' servers' hint bounds, and grades the held-out servers' "
+         "tools from their text, hints removed. Rows: the authors' marks; columns: the "
+         "level graded."), "",
+        md_table(["mark", "tools", "1", "2", "3", "4", "5", "graded >= 3"],
+                 [[m, real["counts"][m], *real["confusion"][m],
+                   f"{sum(real['confusion'][m][2:]) / max(real['counts'][m], 1):.3f}"]
+                  for m in MARKS]),
+        "", "Destructive-marked tools graded lowest (by `P(level >= 3)`):", "",
+        md_table(["tool", "server", "P(>=3)", "graded"],
+                 [[t["name"], t["server"], f"{t['p_risky']:.2f}", t["predicted"]]
+                  for t in real["most_under_graded"]]),
+        "", "Read-only-marked tools graded highest:", "",
+        md_table(["tool", "server", "P(>=3)", "graded"],
+                 [[t["name"], t["server"], f"{t['p_risky']:.2f}", t["predicted"]]
+                  for t in real["most_over_graded"]]),
         "", "## MCP sample (pretrained, default coverage)", "",
         md_table(["tool", "marked destructive", "predicted", "text alone"],
                  [[t["name"], "yes" if t["destructive"] else "", t["predicted"],

@@ -52,7 +52,7 @@ print("tools with a known level:", int(tools.risk_known.sum()),
 # ---------------
 # :meth:`RiskAuditor.pretrained() <skriskrank.RiskAuditor.pretrained>` loads weights that
 # ship in the package. ``predict`` is conservative: it returns the lowest level ``L``
-# whose predicted probability ``P(level <= L)`` reaches ``coverage`` (0.89 by default,
+# whose predicted probability ``P(level <= L)`` reaches ``coverage`` (0.93 by default,
 # chosen by cross-validation on the paper's labels so that 9 in 10 of their tools of
 # level 3 or more are graded 3 or more), so an unsure grade errs towards the higher
 # level. ``audit`` adds the median level, the probability of level 3 or more, and which

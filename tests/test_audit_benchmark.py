@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from benchmarks.audit import _measures, plot, render
+from benchmarks.audit import MARKS, _measures, plot, real_mcp, render
 
 
 def _result():
@@ -17,10 +17,42 @@ def _result():
         "rows": {"ultratool -> sealtools": row, "sealtools -> ultratool": row,
                  "pooled 5-fold CV": row, "pooled 5-fold CV, conservative": cons},
         "coverage_recall": {0.5: 0.6, 0.89: 0.9}, "coverage_chosen": 0.89, "n_tools": 300,
+        "real_mcp": _real(),
         "mcp": {"n_tools": 1, "n_destructive": 1, "destructive_predicted_risky": 1,
                 "destructive_risky_from_text_alone": 0,
                 "tools": [{"name": "rm", "destructive": True, "predicted": 3, "text_only": 2}]},
     }
+
+
+def _marked(n=60):
+    rng = np.random.default_rng(1)
+    return {"marks": np.array(MARKS)[rng.integers(0, 3, n)],
+            "servers": np.array([f"s{i % 7}" for i in range(n)]),
+            "names": np.array([f"tool{i}" for i in range(n)], dtype=object)}
+
+
+def _real():
+    marked = _marked()
+    risky = np.isin(marked["marks"], MARKS[1:]).astype(float)
+
+    def proba(train, test):
+        # Every test tool of another server: P(level >= 3) 0.8 for a writing tool, 0.2 not.
+        assert not set(marked["servers"][train]) & set(marked["servers"][test])
+        P = np.zeros((len(test), 5))
+        P[:, 0] = 1 - (0.2 + 0.6 * risky[test])
+        P[:, 2] = 0.2 + 0.6 * risky[test]
+        return P
+
+    return real_mcp(marked, proba, 0.5)
+
+
+def test_real_mcp_splits_by_server():
+    real = _real()
+    # Read-only tools at P(>=3) 0.2 are graded 1, the others 3, with the median rule.
+    assert real["destructive_risky"] == 1.0 and real["read_only_risky"] == 0.0
+    assert real["auc"] == 1.0
+    assert sum(map(sum, real["confusion"].values())) == real["n_tools"] == 60
+    assert real["n_servers"] == 7
 
 
 def test_measures():
@@ -33,9 +65,9 @@ def test_measures():
 def test_render_and_plot(tmp_path):
     result = _result()
     text = render(result)
-    assert text.startswith("# RiskAuditor (issue 13)")
+    assert text.startswith("# RiskAuditor")
     table = text.split("## Confusion")[0]
-    assert table.count("| yes |") + table.count("| **no** |") == 6
+    assert table.count("| yes |") + table.count("| **no** |") == 9
     assert "| rm | yes | 3 | 2 |" in text
     plot(result, tmp_path / "audit.png")
     assert (tmp_path / "audit.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
