@@ -485,14 +485,16 @@ class TestRealData:
         ref = resources.files("skriskrank") / "data" / PRETRAINED_FILE
         with resources.as_file(ref) as path:
             shipped = RiskAuditor.load(path)
-        # The encoder's float32 embeddings differ across CPUs and BLAS builds in the last
-        # bits (about 1e-6), and L-BFGS stops at a relative tolerance of 1e-6: the weights
-        # agree to about 1e-4, so 1e-3 leaves room without hiding a real change (a different
-        # C, class weighting or feature set moves them by more than 1e-2).
-        np.testing.assert_allclose(retrained.coef_, shipped.coef_, atol=1e-3)
-        np.testing.assert_allclose(retrained.intercept_, shipped.intercept_, atol=1e-3)
+        # The encoder's float32 embeddings differ across CPUs, BLAS builds and batchings in
+        # the last bits (about 1e-6), L-BFGS stops at a relative tolerance of 1e-6, and the
+        # two rounds on level bounds carry the first fit's differences into the second: the
+        # weights agree to about 1e-3 (measured 0.4e-3 here, 1.1e-3 on the CI machine), so
+        # 5e-3 leaves room without hiding a real change (a different C, class weighting,
+        # bounds weight or feature set moves them by more than 1e-2).
+        np.testing.assert_allclose(retrained.coef_, shipped.coef_, atol=5e-3)
+        np.testing.assert_allclose(retrained.intercept_, shipped.intercept_, atol=5e-3)
         np.testing.assert_allclose(retrained.idf_, shipped.idf_, rtol=1e-6)
         assert retrained.get_params() | {"show_progress_bar": None} == shipped.get_params()
         texts, _, _ = pooled(training_registries(data_dir))
         np.testing.assert_allclose(
-            retrained.predict_proba(texts), shipped.predict_proba(texts), atol=1e-3)
+            retrained.predict_proba(texts), shipped.predict_proba(texts), atol=5e-3)
