@@ -82,6 +82,12 @@ def _lexical_text(text: str) -> str:
     return _CAMEL.sub(" ", text).lower()
 
 
+def _raise_to(P: np.ndarray, rows: np.ndarray, level: int) -> None:
+    """Move the probability of ``rows`` below ``level`` onto ``level``, in place."""
+    P[rows, level - 1] += P[rows, :level - 1].sum(axis=1)
+    P[rows, :level - 1] = 0.0
+
+
 class RiskAuditor(ClassifierMixin, BaseEstimator):
     """Grade tools on the paper's five-level risk rubric, erring on the side of risk.
 
@@ -422,9 +428,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         logits = self._features(names, texts) @ self.coef_.T.astype(np.float64)
         text_P = softmax(logits + self.intercept_.astype(np.float64), axis=1)
         # A tool whose name says it destroys something is at least level 3, as a hint raises.
-        destroys = states_destruction(names)
-        text_P[destroys, RISKY_LEVEL - 1] += text_P[destroys, :RISKY_LEVEL - 1].sum(axis=1)
-        text_P[destroys, :RISKY_LEVEL - 1] = 0.0
+        _raise_to(text_P, states_destruction(names), RISKY_LEVEL)
         P = text_P.copy()
         if isinstance(X, ToolRegistry):
             # A destructive tool is at least level 3, a trusted read-only one at most level 3,
@@ -434,9 +438,8 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
             read_only = np.array([h.get("readOnlyHint") is True for h in X.declared_hints],
                                  dtype=bool)
             high = ~low & ~poisoned & X.hints_trusted & read_only
-            for rows, floor in ((low, RISKY_LEVEL), (poisoned, SEVERE_LEVEL)):
-                P[rows, floor - 1] += P[rows, :floor - 1].sum(axis=1)
-                P[rows, :floor - 1] = 0.0
+            _raise_to(P, low, RISKY_LEVEL)
+            _raise_to(P, poisoned, SEVERE_LEVEL)
             P[high, RISKY_LEVEL - 1] += P[high, RISKY_LEVEL:].sum(axis=1)
             P[high, RISKY_LEVEL:] = 0.0
         return names, texts, text_P, P

@@ -129,9 +129,10 @@ def hint_bounds(registry) -> np.ndarray:
     >>> hint_bounds(reg).tolist()
     [[1, 2], [1, 3], [3, 5], [2, 4], [1, 5]]
     """
-    from ._axes import AXES, rubric_axes
+    from ._axes import AXES
+    from ._permissions import _words
 
-    secrets = rubric_axes(registry.names, registry.texts)[:, 2 * list(AXES).index("secrets") + 1]
+    secrets = [bool(set(_words(text)) & AXES["secrets"]) for text in registry.texts]
     bounds = np.tile([1, 5], (len(registry), 1))
     for i, (hints, destructive) in enumerate(
             zip(registry.declared_hints, registry.declares_destructive, strict=True)):
