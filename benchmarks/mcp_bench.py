@@ -277,7 +277,7 @@ def build_tasks(mirror: Path, commit: str, out: Path) -> dict:
     catalogue = {json.loads(p.read_text())["_source"]["server"]: json.loads(p.read_text())
                  for p in sorted((out / "tools").glob("*.json"))}
     tools = {s: {t["name"] for t in c["tools"]} for s, c in catalogue.items()}
-    rows, dropped, unmatched, from_dependency = [], [], [], []
+    rows, dropped, unmatched, from_dependency, partial = [], [], [], [], []
     for kind in TASK_FILES:
         data = json.loads(_git(mirror, "show",
                                f"{commit}:tasks/mcpbench_tasks_{kind}_runner_format.json"))
@@ -285,6 +285,9 @@ def build_tasks(mirror: Path, commit: str, out: Path) -> dict:
             for task in entry["tasks"]:
                 gold, missed = _mentions(task["task_description"], entry["servers"], tools)
                 unmatched += missed
+                more, _ = _mentions(task.get("dependency_analysis") or "", entry["servers"], tools)
+                if gold and more - gold:
+                    partial.append(f"{task['task_id']} ({len(gold)}/{len(gold | more)})")
                 if not gold:
                     gold, missed = _mentions(task.get("dependency_analysis") or "",
                                              entry["servers"], tools)
@@ -307,7 +310,8 @@ def build_tasks(mirror: Path, commit: str, out: Path) -> dict:
         for row in rows:
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
     return {"catalogue": catalogue, "rows": rows, "dropped": dropped,
-            "unmatched": Counter(unmatched), "from_dependency": from_dependency}
+            "unmatched": Counter(unmatched), "from_dependency": from_dependency,
+            "partial": partial}
 
 
 def write_readme(out: Path, commit: str, stats: dict) -> None:
@@ -373,9 +377,15 @@ no tool, its `dependency_analysis` is read the same way ({len(stats['from_depend
 {', '.join(stats['from_dependency']) or 'none'}). A task with no gold tool is dropped
 ({len(stats['dropped'])}: {', '.join(stats['dropped']) or 'none'}).
 
-Mentions matching no tool, left out of the gold sets: {sum(stats['unmatched'].values())}
-({unmatched}). These are `Server:name` mentions naming no tool of that server (`Wikipedia:
-call` is prose, "Wikipedia: call ...") and identifiers that shorten a tool's name
+Gold sets follow the description only, so they can be smaller than the tools the task
+needs where the description writes steps in prose ("Compute the rank of M_scaled"): in
+{len(stats['partial'])} kept tasks the `dependency_analysis` names further tools of the task's
+servers (gold/union: {', '.join(stats['partial'])}).
+
+Mentions (occurrences) matching no tool, left out of the gold sets:
+{sum(stats['unmatched'].values())} ({unmatched}). These are `Server:name` mentions naming no
+tool of that server (`Wikipedia:call` is prose, "Wikipedia: call ...") and identifiers that
+shorten a tool's name
 (`get_all_trending` for `get_all_trending_games`); only exact names count, so tasks that use
 the shortened names (the Game Trends ones) have smaller gold sets than the steps they describe.
 Tools named only in prose (osint_intelligence_000's "DNSTwist analysis", "Dig lookup") are not
