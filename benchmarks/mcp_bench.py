@@ -353,6 +353,9 @@ Maps over streamable HTTP, as mcp-bench runs it; the rest over stdio). Exception
 - **Metropolitan Museum** imports `mcpscout`, a usage tracker no longer on npm; a no-op
   stand-in was used (it only wraps the server; the tools are unchanged).
 
+A second full build from the mirror into an empty scratch directory wrote byte-identical
+tool files and tasks.
+
 Licence is the server directory's LICENSE file, else its package metadata, else
 mcp-bench's own Apache-2.0.
 
