@@ -363,7 +363,8 @@ mcp-bench's own Apache-2.0.
 |---|---|---:|---|---|
 {table}
 
-{len(cat)} servers, {n_tools} tools.
+{len(cat)} servers, {n_tools} tools; {sum(bool(t.get("annotations")) for c in cat.values()
+for t in c["tools"])} of them carry `annotations` (these servers declare no hints).
 
 ## Tasks
 
