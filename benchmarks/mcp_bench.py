@@ -11,7 +11,7 @@ mcp-bench's 104 tasks are written against 28 real MCP servers whose sources it s
   time, so its two tools are read statically from the source (that page left out);
 - **queries**: each task's ``fuzzy_description`` (the tool-free paraphrase), stripped;
 - **gold**: the tools the task's ``task_description`` names (``Server Name:tool`` or a bare
-  tool name; the ``dependency_analysis`` when the description names none) that exist on the
+  tool name, and those its ``dependency_analysis`` names) that exist on the
   task's servers, as gateway ids ``<slug>__<tool>``;
 - **split**: tasks sorted by id and alternated dev/test within each combination type.
 
@@ -284,16 +284,13 @@ def build_tasks(mirror: Path, commit: str, out: Path) -> dict:
         for entry in data["server_tasks"]:
             for task in entry["tasks"]:
                 gold, missed = _mentions(task["task_description"], entry["servers"], tools)
-                unmatched += missed
-                more, _ = _mentions(task.get("dependency_analysis") or "", entry["servers"], tools)
-                if gold and more - gold:
-                    partial.append(f"{task['task_id']} ({len(gold)}/{len(gold | more)})")
-                if not gold:
-                    gold, missed = _mentions(task.get("dependency_analysis") or "",
-                                             entry["servers"], tools)
-                    unmatched += missed
-                    if gold:
-                        from_dependency.append(task["task_id"])
+                more, also = _mentions(task.get("dependency_analysis") or "", entry["servers"],
+                                       tools)
+                unmatched += missed + also
+                if more - gold:
+                    (partial if gold else from_dependency).append(
+                        f"{task['task_id']} ({len(gold)}/{len(gold | more)})")
+                gold |= more
                 if not gold:
                     dropped.append(task["task_id"])
                     continue
@@ -377,14 +374,11 @@ servers: `Server Name:tool_name` mentions, and bare names that look like identif
 (containing `_` or `-` or an inner capital, e.g. `maps_geocode`, `getNetworks`) or are written
 as calls or in backticks. Plain-word tool names (`search`, `mean`, `add`, `determinant`) count
 only with their server prefix, since as bare words they are prose. When the description names
-no tool, its `dependency_analysis` is read the same way ({len(stats['from_dependency'])} tasks:
-{', '.join(stats['from_dependency']) or 'none'}). A task with no gold tool is dropped
+no tool, or steps in prose, the tools its `dependency_analysis` names are gold too: gold is
+the union of both fields. The analysis alone gives the gold of
+{len(stats['from_dependency'])} tasks, and adds tools to {len(stats['partial'])} more
+(description/union: {', '.join(stats['partial'])}). A task with no gold tool is dropped
 ({len(stats['dropped'])}: {', '.join(stats['dropped']) or 'none'}).
-
-Gold sets follow the description only, so they can be smaller than the tools the task
-needs where the description writes steps in prose ("Compute the rank of M_scaled"): in
-{len(stats['partial'])} kept tasks the `dependency_analysis` names further tools of the task's
-servers (gold/union: {', '.join(stats['partial'])}).
 
 Mentions (occurrences) matching no tool, left out of the gold sets:
 {sum(stats['unmatched'].values())} ({unmatched}). These are `Server:name` mentions naming no
