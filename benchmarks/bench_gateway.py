@@ -101,7 +101,7 @@ async def bench_calls(servers, tmp, n_calls):
 
 
 async def bench_search(data, servers, tmp, n_queries):
-    from skriskrank import RiskAuditor, catalogue_pipeline, load_tools
+    from skriskrank import RiskAuditor, load_tools, pretrained_pipeline
     from skriskrank.datasets import load_ultratool
 
     ds = load_ultratool(Path(data) / "ultratool")
@@ -116,7 +116,7 @@ async def bench_search(data, servers, tmp, n_queries):
                                             str(catalogue)]}}}))
     # The gateway's catalogue, in process: the same tools (and the no-op), graded, indexed.
     noop = {"name": "noop", "description": "Do nothing.", "inputSchema": {"type": "object"}}
-    pipe = catalogue_pipeline(RiskAuditor.pretrained().grade(load_tools(
+    pipe = pretrained_pipeline(RiskAuditor.pretrained().grade(load_tools(
         {"tools": [*tools, noop]})))
     queries = ds.queries[:n_queries]
     times = {"predict": [], "noop": [], "search": []}

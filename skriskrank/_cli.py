@@ -84,15 +84,25 @@ def _registry(paths, labels=None, backend="torch"):
 # -- the commands ---------------------------------------------------------------------------
 def fit(args) -> int:
     from . import build_pipeline, save
+    from ._graph import EDGE_TYPES, SERVER_EDGE
     from ._persist import _check_output
     from .datasets import load_queries_jsonl
+    from .gateway import read_log
 
     _check_output(args.output)  # before any work: a bad path fails now, not after training
     registry = _registry(args.tools, args.labels, args.backend)
-    data = load_queries_jsonl(args.queries, registry)
-    pipe = build_pipeline(registry, k=args.k, need_aware=args.need_aware, epochs=args.epochs,
-                          backend=args.backend,
-                          risk_weight=args.risk_weight, verbose=1)
+    if args.log:
+        # What the pretrained pipeline reads (sentences, servers), and a reranker and need
+        # model trained on what the agent called after each search.
+        data = read_log(args.log, registry)
+        pipe = build_pipeline(registry, k=args.k, need_aware=True, epochs=args.epochs,
+                              backend=args.backend, risk_weight=args.risk_weight, verbose=1,
+                              query_sentences=True, edge_types=(*EDGE_TYPES, SERVER_EDGE))
+    else:
+        data = load_queries_jsonl(args.queries, registry)
+        pipe = build_pipeline(registry, k=args.k, need_aware=args.need_aware,
+                              epochs=args.epochs, backend=args.backend,
+                              risk_weight=args.risk_weight, verbose=1)
     t0 = time.perf_counter()
     pipe.fit(data.queries, data.relevant)
     save(pipe, args.output)
@@ -146,14 +156,14 @@ def evaluate(args) -> int:
 
 
 def serve(args) -> int:
-    from . import catalogue_pipeline
+    from . import pretrained_pipeline
     from ._serve import serve as run
 
     if (args.model is None) == (not args.tools):
         raise ValueError(MSG_ONE_SOURCE)
     pipe = (_load_pipeline(args.model) if args.model
-            else catalogue_pipeline(_registry(args.tools, args.labels, args.backend), k=args.k,
-                                    backend=args.backend))
+            else pretrained_pipeline(_registry(args.tools, args.labels, args.backend), k=args.k,
+                                     backend=args.backend))
     run(pipe)
     return 0
 
@@ -234,10 +244,14 @@ def _parser():
     labels = dict(help='JSON object of declared risk levels: {"tool": 1..5}; the packaged '
                   "RiskAuditor grades the other tools")
 
-    p = sub.add_parser("fit", help="fit a pipeline on a catalogue and labelled queries")
+    p = sub.add_parser("fit", help="fit a pipeline on a catalogue and labelled queries, or on "
+                       "a gateway's log")
     p.add_argument("--tools", required=True, **tools)
-    p.add_argument("--queries", required=True,
-                   help='JSONL: {"query": str, "relevant": [tool names]} per line')
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--queries",
+                        help='JSONL: {"query": str, "relevant": [tool names]} per line')
+    source.add_argument("--log", help="a gateway's --log file: each search, with the tools the "
+                        "agent called after it, is a labelled query")
     p.add_argument("--labels", **labels)
     p.add_argument("-o", "--output", required=True, help="the model file to write (.skops)")
     p.add_argument("--k", type=_count, default=5, help="tools per list (default 5)")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from numbers import Integral
 
 import numpy as np
@@ -22,6 +23,20 @@ MSG_NOT_REGISTRY = "registry must be a skriskrank.ToolRegistry, got {type}."
 MSG_QUERIES_TYPE = "X must be a list of query strings, got {type}; wrap a single query in a list."
 MSG_QUERIES_EMPTY = "X is empty: give at least one query."
 MSG_QUERY_BAD = "X[{i}] must be a non-empty string, got {value!r}."
+
+#: Where a query splits into sentences, and the shortest part that counts as one.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_MIN_SENTENCE = 16
+#: The most sentences of one query that are encoded (a query's length is bounded; this bounds
+#: the encodings one query can ask for).
+MAX_SENTENCES = 16
+
+
+def sentences(query: str) -> list[str]:
+    """The sentences of a query that ``query_sentences`` scores by (the query if it has one)."""
+    parts = [p.strip() for p in _SENTENCE_END.split(query)]
+    parts = [p for p in parts if len(p) >= _MIN_SENTENCE][:MAX_SENTENCES]
+    return parts if len(parts) > 1 else [query]
 
 
 def check_queries(X, *, type_msg=MSG_QUERIES_TYPE, empty_msg=MSG_QUERIES_EMPTY,
@@ -82,6 +97,13 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
     show_progress_bar : bool or None, default=None
         Show a progress bar while encoding; ``None`` shows one for encodes of more than
         1,000 new texts.
+    query_sentences : bool, default=False
+        Score each tool by its best cosine with any sentence of the query (of the first
+        16 of at least 16 characters) instead of the whole query: a task that asks for
+        several things in several sentences finds the tool each sentence needs, where one
+        embedding of the whole text blurs them (and the encoder reads only its first 256
+        word pieces). A one-sentence query scores as before. The batch's query embeddings
+        stay those of the whole queries.
 
     Attributes
     ----------
@@ -118,10 +140,11 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         "device": [str],
         "backend": [StrOptions({"torch", "onnx"})],
         "show_progress_bar": ["boolean", None],
+        "query_sentences": ["boolean"],
     }
 
     def __init__(self, registry=None, *, model=None, batch_size=64, cache=True, device="cpu",
-                 backend="torch", show_progress_bar=None):
+                 backend="torch", show_progress_bar=None, query_sentences=False):
         self.registry = registry
         self.model = model
         self.batch_size = batch_size
@@ -129,6 +152,7 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         self.device = device
         self.backend = backend
         self.show_progress_bar = show_progress_bar
+        self.query_sentences = query_sentences
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -195,13 +219,20 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         Returns
         -------
         batch : RankingBatch
-            Full-pool candidates with cosine scores; see :class:`RankingBatch`.
+            Full-pool candidates with cosine scores (with ``query_sentences``, each tool's
+            best over the sentences); see :class:`RankingBatch`.
         """
         check_is_fitted(self)
         validate_data(self, X, skip_check_array=True, ensure_2d=False, reset=False)
         queries = check_queries(X)
-        return RankingBatch.full_pool(self.registry, self._encode(queries), self.tool_embeddings_,
-                                      encoder=self.model_id_, queries=queries)
+        embedded, scores = self._encode(queries), None
+        parts = [sentences(q) for q in queries] if self.query_sentences else []
+        if any(len(p) > 1 for p in parts):
+            cos = self._encode([s for p in parts for s in p]) @ self.tool_embeddings_.T
+            starts = np.cumsum([0, *map(len, parts[:-1])])
+            scores = np.maximum.reduceat(cos, starts, axis=0)
+        return RankingBatch(self.registry, embedded, self.tool_embeddings_, scores=scores,
+                            encoder=self.model_id_, queries=queries)
 
     def encode(self, texts) -> np.ndarray:
         """L2-normalized embeddings of arbitrary texts, through the same cache.

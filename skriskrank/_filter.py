@@ -341,18 +341,25 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
                               self.broad_level, self.redundancy_threshold)
 
     def _fit_step(self, X, y):
-        # Built here (like the retriever's index) so that the first online call does not
-        # pay for it; a bad option, tool embedding or permission count fails the fit.
-        self._tools = None
-        self._tool_rules_of(X, self._options())
-        self.relevance_model_ = None
+        model = None
         if self._needs_model():
             if y is None:
                 raise ValueError(MSG_NEEDS_Y.format(step=type(self).__name__))
             relevant = check_relevant(y, X.registry, X.n_queries)
             if self._knn_feature and X.n_queries < 2:
                 raise ValueError(MSG_ONE_QUERY.format(step=type(self).__name__))
-            self.relevance_model_ = _GoldModel(self._knn_feature, 2 * self.k).fit(X, relevant)
+            model = _GoldModel(self._knn_feature, 2 * self.k).fit(X, relevant)
+        self._bind(X, model)
+
+    def _bind(self, X, relevance_model):
+        """Fitted on the catalogue of ``X``, with ``relevance_model`` (learnt or pretrained)."""
+        self.registry_, self.encoder_ = X.registry, X.encoder
+        # Built here (like the retriever's index) so that the first online call does not
+        # pay for it; a bad option, tool embedding or permission count fails the fit.
+        self._tools = None
+        self._tool_rules_of(X, self._options())
+        self.relevance_model_ = relevance_model
+        return self
 
     def _tool_rules_of(self, X, options):
         # Keyed on the tool arrays themselves and on the options the per-tool half reads.

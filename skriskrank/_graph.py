@@ -23,8 +23,11 @@ __all__ = ["EDGE_TYPES", "GraphSmoother", "build_tool_graph"]
 #: The paper's four edge types, in the order of the terms of the raw edge weight.
 EDGE_TYPES = ("cooccurrence", "semantic", "permission", "risk")
 
-#: The paper's weights of the four terms of the raw edge weight.
-_W_COOC, _W_SEM, _W_PERM, _W_RISK = 0.4, 0.3, 0.15, 0.15
+#: Beyond the paper: tools of one server (:attr:`ToolRegistry.servers`), used together.
+SERVER_EDGE = "server"
+
+#: The paper's weights of the four terms of the raw edge weight, and of the server term.
+_W_COOC, _W_SEM, _W_PERM, _W_RISK, _W_SERVER = 0.4, 0.3, 0.15, 0.15, 0.3
 
 #: Elements (not bytes) of the largest temporary block: 2**24 float32 values are 64 MiB.
 _BLOCK_ELEMENTS = 2**24
@@ -86,7 +89,9 @@ def build_tool_graph(registry, tool_embeddings, relevant_indices, *,
       ``semantic_threshold``;
     - ``0.15 * m_ij / 5`` if they share ``m_ij >= 1`` of the five permission categories;
     - ``0.15`` if both have risk level 3 or above (unknown risk counts as risky) and they are
-      gold together in at least one training query.
+      gold together in at least one training query;
+    - beyond the paper, with ``"server"`` among the edge types: ``0.3`` if both come from one
+      server (:attr:`ToolRegistry.servers`), whose tools tasks use together.
 
     A pair with any non-zero term is an edge. Weights are divided by the largest one and the
     matrix is normalized symmetrically, ``A_hat = D^-1/2 A D^-1/2``; isolated tools keep an
@@ -101,7 +106,7 @@ def build_tool_graph(registry, tool_embeddings, relevant_indices, *,
     relevant_indices : sequence of array-like of int
         Registry indices of each training query's gold tools.
     edge_types : sequence of str, default=("cooccurrence", "semantic", "permission", "risk")
-        The terms that contribute; a subset of :data:`EDGE_TYPES`.
+        The terms that contribute; a subset of :data:`EDGE_TYPES` and ``"server"``.
     min_cooccurrence : int, default=2
         Fewest training queries a pair must share to get the co-occurrence term.
     semantic_threshold : float, default=0.65
@@ -122,8 +127,8 @@ def build_tool_graph(registry, tool_embeddings, relevant_indices, *,
     graph : scipy.sparse.csr_array of float64, shape (n_tools, n_tools)
         The symmetric normalized adjacency ``A_hat`` with sorted indices and a zero diagonal.
     edge_counts : dict of str to int
-        For each of the four edge types, the number of (unordered) pairs where its term is
-        non-zero; 0 for a disabled type.
+        For each of the four edge types (and ``"server"`` when asked for), the number of
+        (unordered) pairs where its term is non-zero; 0 for a disabled type.
 
     Examples
     --------
@@ -144,9 +149,10 @@ def build_tool_graph(registry, tool_embeddings, relevant_indices, *,
     if isinstance(edge_types, str):  # a bare string would iterate as its characters
         raise ValueError(MSG_EDGE_TYPES_STR.format(name=edge_types))
     edge_types = tuple(edge_types)
+    known = (*EDGE_TYPES, SERVER_EDGE)
     for name in edge_types:
-        if name not in EDGE_TYPES:
-            raise ValueError(MSG_UNKNOWN_EDGE_TYPE.format(name=name, allowed=list(EDGE_TYPES)))
+        if name not in known:
+            raise ValueError(MSG_UNKNOWN_EDGE_TYPE.format(name=name, allowed=list(known)))
     bad_type = isinstance(block_size, (bool, np.bool_)) or not isinstance(block_size, Integral)
     if block_size is not None and (bad_type or block_size < 1):
         raise ValueError(MSG_BLOCK_SIZE.format(value=block_size))
@@ -180,6 +186,15 @@ def build_tool_graph(registry, tool_embeddings, relevant_indices, *,
         # A non-positive cosine above a negative threshold adds nothing: no edge.
         pos = v > 0
         terms["semantic"] = (i[pos], j[pos], _W_SEM * v[pos].astype(np.float64))
+    if SERVER_EDGE in edge_types:
+        named = [k for k, s in enumerate(registry.servers) if s is not None]
+        codes = np.unique([registry.servers[k] for k in named], return_inverse=True)[1]
+        S = sp.csr_array((np.ones(len(named)), (np.array(named, np.int64), codes)),
+                         shape=(n_tools, int(codes.max(initial=-1)) + 1))
+        pairs = sp.triu(S @ S.T, k=1, format="coo")
+        terms[SERVER_EDGE] = (pairs.row.astype(np.int64), pairs.col.astype(np.int64),
+                              np.full(pairs.nnz, _W_SERVER))
+
     if "permission" in edge_types:
         P = np.asarray(registry.permission_matrix, dtype=bool)
         if permission_edges == "all":
@@ -197,8 +212,8 @@ def build_tool_graph(registry, tool_embeddings, relevant_indices, *,
             keep = m >= 1
             i, j, m = i[keep], j[keep], m[keep]
         terms["permission"] = (i, j, _W_PERM * m.astype(np.float64) / P.shape[1])
-
-    edge_counts = {name: len(terms[name][2]) if name in terms else 0 for name in EDGE_TYPES}
+    counted = (*EDGE_TYPES, SERVER_EDGE) if SERVER_EDGE in edge_types else EDGE_TYPES
+    edge_counts = {name: len(terms[name][2]) if name in terms else 0 for name in counted}
     empty = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
     rows, cols, vals = (np.concatenate(x) for x in zip(empty, *terms.values(), strict=True))
     W = sp.coo_array((vals, (rows, cols)), shape=(n_tools, n_tools)).tocsr()
@@ -288,13 +303,18 @@ class GraphSmoother(RankingStepMixin, TransformerMixin, BaseEstimator):
         self.k = k
 
     def _fit_step(self, X, y):
-        relevant = check_relevant(y, X.registry, X.n_queries)
+        self._bind(X, check_relevant(y, X.registry, X.n_queries))
+
+    def _bind(self, X, relevant):
+        """The graph of the catalogue of ``X`` and of the gold sets ``relevant`` (maybe none)."""
+        self.registry_, self.encoder_ = X.registry, X.encoder
         # build_tool_graph checks edge_types and permission_edges.
         self.graph_, self.edge_counts_ = build_tool_graph(
             X.registry, X.tool_embeddings, relevant, edge_types=self.edge_types,
             min_cooccurrence=self.min_cooccurrence, semantic_threshold=self.semantic_threshold,
             permission_edges=self.permission_edges)
         self.n_edges_ = int(self.graph_.nnz // 2)
+        return self
 
     def _transform(self, X):
         alpha = float(self.alpha)

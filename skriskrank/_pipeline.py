@@ -1,31 +1,29 @@
-"""The paper's full pipeline, assembled; and a fitted pipeline for a catalogue alone."""
+"""The paper's full pipeline, assembled."""
 
 from __future__ import annotations
 
-import numpy as np
 from sklearn.pipeline import Pipeline
 
-from ._batch import RankingBatch
 from ._embedding import FrozenEmbedder
 from ._filter import RuleFilter
-from ._graph import GraphSmoother
+from ._graph import EDGE_TYPES, GraphSmoother
 from ._need import NeedAwareFilter
 from ._reranker import RiskAwareReranker
 from ._retriever import DenseRetriever
 
-__all__ = ["build_pipeline", "catalogue_pipeline"]
+__all__ = ["build_pipeline"]
 
 
 def build_pipeline(registry, *, model=None, n_candidates=100, risk_weight=0.1, alpha=0.2, k=5,
-                   need_aware=False, random_state=0, cache=True, backend="torch", verbose=0,
-                   **reranker_params):
+                   need_aware=False, random_state=0, cache=True, backend="torch",
+                   query_sentences=False, edge_types=EDGE_TYPES, verbose=0, **reranker_params):
     """The paper's full pipeline: embed -> retrieve -> rerank -> smooth -> filter.
 
     Parameters
     ----------
     registry : ToolRegistry
         The tool catalogue.
-    model, cache, backend
+    model, cache, backend, query_sentences
         As for :class:`FrozenEmbedder`.
     n_candidates : int or None, default=100
         First-stage candidates per query, at most the catalogue's size (a smaller catalogue
@@ -34,6 +32,9 @@ def build_pipeline(registry, *, model=None, n_candidates=100, risk_weight=0.1, a
         The paper's lambda.
     alpha : float, default=0.2
         Graph smoothing strength.
+    edge_types : sequence of str, default=EDGE_TYPES
+        The graph's edge types (:func:`build_tool_graph`); add ``"server"`` for a catalogue
+        of several servers.
     k : int, default=5
         Length of the predicted lists.
     need_aware : bool, default=False
@@ -60,54 +61,15 @@ def build_pipeline(registry, *, model=None, n_candidates=100, risk_weight=0.1, a
     ['embed', 'retrieve', 'rerank', 'smooth', 'filter']
     """
     steps = [("embed", FrozenEmbedder(registry, model=model, cache=cache, backend=backend,
-                                      show_progress_bar=bool(verbose) or None))]
+                                      show_progress_bar=bool(verbose) or None,
+                                      query_sentences=query_sentences))]
     if n_candidates is not None:
         steps.append(("retrieve", DenseRetriever(n_candidates=min(n_candidates, len(registry)),
                                                  k=k)))
     steps += [
         ("rerank", RiskAwareReranker(risk_weight=risk_weight, k=k, random_state=random_state,
                                      verbose=verbose, **reranker_params)),
-        ("smooth", GraphSmoother(alpha=alpha, k=k)),
+        ("smooth", GraphSmoother(alpha=alpha, edge_types=edge_types, k=k)),
         ("filter", NeedAwareFilter(k=k) if need_aware else RuleFilter(k=k)),
     ]
     return Pipeline(steps)
-
-
-def catalogue_pipeline(registry, *, model=None, n_candidates=100, k=5, cache=True,
-                       backend="torch"):
-    """A fitted pipeline for a catalogue that has no training queries.
-
-    Dense retrieval and the paper's rule filter: the steps that learn nothing from queries,
-    fitted on the catalogue alone (its tools are encoded; no query stands in for training
-    data). Tools without a level count as high risk: grade them first with
-    :meth:`RiskAuditor.grade`.
-
-    Parameters
-    ----------
-    registry, model, k, cache, backend
-        As for :func:`build_pipeline`.
-    n_candidates : int, default=100
-        First-stage candidates per query (at most the catalogue's size).
-
-    Returns
-    -------
-    pipeline : sklearn.pipeline.Pipeline
-        Fitted steps ``embed``, ``retrieve`` and ``filter``.
-
-    Examples
-    --------
-    >>> from skriskrank import catalogue_pipeline
-    >>> from skriskrank.datasets import load_demo
-    >>> pipe = catalogue_pipeline(load_demo().registry, k=3)
-    >>> pipe.predict(["delete the old log files"]).shape
-    (1, 3)
-    """
-    embed = FrozenEmbedder(registry, model=model, cache=cache, backend=backend).fit(None)
-    # A batch of no queries over the catalogue: what the steps fit on when nothing is learned
-    # from queries (the retriever's index and the filter's per-tool rules are built here).
-    tools = embed.tool_embeddings_
-    empty = RankingBatch.full_pool(registry, np.empty((0, tools.shape[1]), np.float32), tools,
-                                   encoder=embed.model_id_, queries=())
-    retrieve = DenseRetriever(n_candidates=min(n_candidates, len(registry)), k=k).fit(empty)
-    return Pipeline([("embed", embed), ("retrieve", retrieve),
-                     ("filter", RuleFilter(k=k).fit(empty))])

@@ -42,6 +42,8 @@ MSG_FLAGS_LENGTH = "flags must hold one set of flags per tool: {n} tools but {go
 MSG_BAD_FLAGS = "Tool {name!r}: flags must be a list of words, got {value!r}."
 MSG_BAD_RISK_SOURCE = "source must be one of {allowed}, got {source!r}."
 MSG_RISK_LENGTH = "levels must have one entry per tool: {n} tools but {got} levels."
+MSG_BAD_SERVER = ("Tool {name!r}: server must be a non-empty string of at most 256 characters, "
+                  "got {value!r}.")
 
 def _check_flags(name: str, flags) -> frozenset[str]:
     """A tool's flags as a frozenset of words (a cell such as ``"injection;stuffing"``)."""
@@ -91,6 +93,9 @@ class ToolRegistry:
     flags : sequence of iterable of str or None, default=None
         What a review found in each tool, for example ``"injection"``; a tool whose
         description held invisible characters (removed here) is flagged ``"injection"``.
+    servers : sequence of str or None, default=None
+        The MCP server (or other source) each tool comes from; ``None`` for one not known.
+        Tools of one server are used together, which :class:`GraphSmoother` can read.
     text_template : str or callable, default=None
         The encoder's text per tool: a format string with ``{name}``, ``{description}`` and
         ``{parameters}`` (:func:`format_parameters`), or a callable ``(name, description,
@@ -127,6 +132,8 @@ class ToolRegistry:
         True where the tool's hints may lower its level (``load_tools(trust_hints=True)``).
     flags : tuple of frozenset of str
         Per tool, what was found in its text (see the ``flags`` parameter).
+    servers : tuple of str or None
+        Per tool, its server (see the ``servers`` parameter).
     fingerprint : str
         A SHA-1 of names, descriptions, risk and permissions, and, for tools that have them,
         of the encoder's text, the declared hints, trust and predicted-level flags; two
@@ -167,6 +174,7 @@ class ToolRegistry:
         risk_source=None,
         trust_hints=None,
         flags=None,
+        servers=None,
         text_template: str | Callable | None = None,
     ):
         names, descriptions, risk = list(names), list(descriptions), list(risk)
@@ -177,7 +185,8 @@ class ToolRegistry:
                              f"{len(names)}, {len(descriptions)} and {len(risk)}.")
         per_tool = {
             "permissions": permissions, "parameters": parameters, "annotations": annotations,
-            "risk_source": risk_source, "trust_hints": trust_hints, "flags": flags}
+            "risk_source": risk_source, "trust_hints": trust_hints, "flags": flags,
+            "servers": servers}
         for field, values in per_tool.items():
             values = [None] * len(names) if values is None else list(values)
             if len(values) != len(names):
@@ -186,10 +195,10 @@ class ToolRegistry:
             per_tool[field] = values
         compiled = _compile_keywords(permission_keywords)
         seen: dict[str, int] = {}
-        risks, perms, params_all, hints_all, predicted, trusted, texts, flags_all = (
-            [] for _ in range(8))
+        risks, perms, params_all, hints_all, predicted, trusted, texts, flags_all, servers_all = (
+            [] for _ in range(9))
         rows = zip(names, descriptions, risk, *per_tool.values(), strict=True)
-        for i, (name, desc, r, p, params, hints, source, trust, flag) in enumerate(rows):
+        for i, (name, desc, r, p, params, hints, source, trust, flag, server) in enumerate(rows):
             if not isinstance(name, str) or not name.strip():
                 raise ValueError(MSG_BAD_NAME.format(i=i, name=name))
             check_tool_name(name, f"Tool #{i}'s name")
@@ -209,6 +218,11 @@ class ToolRegistry:
             if not desc.strip():
                 raise ValueError(MSG_EMPTY_DESCRIPTION.format(name=name, desc=desc))
             flags_all.append(flag)
+            if is_missing(server):
+                server = None
+            elif not isinstance(server, str) or not server.strip() or len(server) > 256:
+                raise ValueError(MSG_BAD_SERVER.format(name=name, value=str(server)[:80]))
+            servers_all.append(server)
             descriptions[i] = desc
             risks.append(check_level(r, f"Tool {name!r}"))
             hints = _check_hints(name, hints)
@@ -247,6 +261,7 @@ class ToolRegistry:
         self.risk_predicted = np.array(predicted, dtype=bool)
         self.hints_trusted = np.array(trusted, dtype=bool)
         self.flags = tuple(flags_all)
+        self.servers = tuple(servers_all)
         self.text_template = text_template
         self._texts = tuple(texts)
         for arr in self._arrays():
@@ -260,6 +275,8 @@ class ToolRegistry:
             # embedding and fit caches are keyed by it).
             if flags_all[i]:
                 h.update(f"\x1c{','.join(sorted(flags_all[i]))}".encode())
+            if servers_all[i] is not None:
+                h.update(f"\x1b{servers_all[i]}".encode())
             if params_all[i] or hints_all[i] or predicted[i] or trusted[i] or not default_text:
                 hints = ",".join(f"{k}={v}" for k, v in hints_all[i].items())
                 h.update(f"\x1d{texts[i]}\x1f{hints}\x1f{int(predicted[i])}\x1f{int(trusted[i])}"
@@ -287,7 +304,8 @@ class ToolRegistry:
             Each has ``name`` and ``description``; ``risk`` (int 1..5 or None),
             ``permissions`` (iterable of categories), ``parameters`` (``(name,
             description)`` pairs), ``annotations`` (declared MCP hints), ``risk_source``
-            (``"declared"`` or ``"predicted"``) and ``trust_hints`` (bool) are optional.
+            (``"declared"`` or ``"predicted"``), ``trust_hints`` (bool), ``flags`` and
+            ``server`` (str) are optional.
             Explicit permissions win over derived ones.
         permission_keywords, text_template
             As for :class:`ToolRegistry`.
@@ -303,6 +321,7 @@ class ToolRegistry:
         fields = ("name", "description", "risk", "permissions", "parameters", "annotations",
                   "risk_source", "trust_hints", "flags")
         columns = {key: [rec.get(key) for rec in records] for key in fields}
+        columns["servers"] = [rec.get("server") for rec in records]
         return cls(columns.pop("name"), columns.pop("description"), **columns,
                    permission_keywords=permission_keywords, text_template=text_template)
 
@@ -317,8 +336,8 @@ class ToolRegistry:
         df : pandas.DataFrame
             Columns ``name`` and ``description``, optionally ``risk`` (missing values mean
             unknown), ``permissions`` (sets, or cells of the one format: categories
-            joined by ``;``, ``"none"`` for none, blank to derive them), ``risk_source``
-            and ``flags``.
+            joined by ``;``, ``"none"`` for none, blank to derive them), ``risk_source``,
+            ``flags`` and ``server``.
         permission_keywords
             As for :class:`ToolRegistry`.
 
@@ -329,7 +348,7 @@ class ToolRegistry:
         for col in ("name", "description"):
             if col not in df.columns:
                 raise ValueError(MSG_MISSING_COLUMN.format(col=col, cols=list(df.columns)))
-        fields = ("name", "description", "risk", "permissions", "risk_source", "flags")
+        fields = ("name", "description", "risk", "permissions", "risk_source", "flags", "server")
         return cls.from_records(
             df[[c for c in fields if c in df.columns]].to_dict("records"),
             permission_keywords=permission_keywords)
@@ -441,11 +460,11 @@ class ToolRegistry:
             {"name": n, "description": d, "risk": None if r == UNKNOWN_RISK else int(r),
              "permissions": p, "parameters": params, "annotations": dict(h),
              "risk_source": "predicted" if pred else "declared", "trust_hints": bool(t),
-             "flags": f}
-            for n, d, r, p, params, h, pred, t, f in zip(
+             "flags": f, "server": server}
+            for n, d, r, p, params, h, pred, t, f, server in zip(
                 self.names, self.descriptions, self.risk, self.permissions, self.parameters,
                 self.declared_hints, self.risk_predicted, self.hints_trusted, self.flags,
-                strict=True)
+                self.servers, strict=True)
         ]
 
     def with_risk(self, levels, *, source: str = "predicted") -> ToolRegistry:
@@ -538,7 +557,8 @@ class ToolRegistry:
 
         ``risk`` is a nullable ``Int64`` column, ``<NA>`` where unknown; ``permissions`` joins
         each tool's categories with ``;`` (``"none"`` for none). A registry with predicted
-        levels adds ``risk_source``, one with flagged tools ``flags``. :meth:`from_frame`
+        levels adds ``risk_source``, one with flagged tools ``flags``, one that knows its tools'
+        servers ``server``. :meth:`from_frame`
         and :func:`~skriskrank.datasets.load_registry_csv` read all of them back.
         """
         import pandas as pd
@@ -558,4 +578,6 @@ class ToolRegistry:
             frame["risk_source"] = self.risk_source
         if any(self.flags):
             frame["flags"] = [";".join(sorted(f)) for f in self.flags]
+        if any(s is not None for s in self.servers):
+            frame["server"] = pd.array(self.servers, dtype=object)
         return frame

@@ -94,36 +94,38 @@ def _is_server_result(obj) -> bool:
     return "tools" in obj and _tool_format(obj) is None
 
 
-def _server_tools(obj, where: str) -> tuple[str, list]:
-    """``(where, tools)`` of one server's tools/list result."""
+def _server_tools(obj, where: str, server) -> tuple[str, str | None, list]:
+    """``(where, server, tools)`` of one server's tools/list result."""
     if "tools" not in obj and isinstance(obj.get("result"), Mapping):
         obj = obj["result"]
     tools = obj.get("tools")
     if not isinstance(tools, list):
         raise ValueError(MSG_UNKNOWN_SHAPE.format(where=where,
                                                   got=f"'tools' as {_describe(tools)}"))
-    return where, tools
+    return where, server, tools
 
 
-def _catalogues(source, where: str) -> list[tuple[str, list]]:
-    """``(where, tools)`` per server of a parsed source."""
+def _catalogues(source, where: str, server=None) -> list[tuple[str, str | None, list]]:
+    """``(where, server, tools)`` per server of a parsed source (``server``: a file's stem)."""
     if isinstance(source, Mapping):
         if _is_server_result(source):
-            return [_server_tools(source, where)]
+            return [_server_tools(source, where, server)]
         if _tool_format(source) is not None:
-            return [(where, [source])]
+            return [(where, server, [source])]
         if source and all(_is_server_result(v) for v in source.values()):
             # {"filesystem": {"tools": [...]}, "git": {...}}: several servers, by name.
-            return [_server_tools(v, f"{where}, server {k!r}") for k, v in source.items()]
+            return [_server_tools(v, f"{where}, server {k!r}", str(k))
+                    for k, v in source.items()]
         raise ValueError(MSG_UNKNOWN_SHAPE.format(where=where, got=_describe(source)))
     if isinstance(source, list):
         if source and all(_is_server_result(s) for s in source):
-            return [_server_tools(s, f"{where}, result #{j}") for j, s in enumerate(source)]
+            return [_server_tools(s, f"{where}, result #{j}", f"{server or 'result'} #{j}")
+                    for j, s in enumerate(source)]
         if any(_is_server_result(s) for s in source):
             raise ValueError(
                 MSG_UNKNOWN_SHAPE.format(where=where, got="a list mixing results and tools")
             )
-        return [(where, source)]
+        return [(where, server, source)]
     raise ValueError(MSG_UNKNOWN_SHAPE.format(where=where, got=_describe(source)))
 
 
@@ -242,7 +244,10 @@ def load_tools(
         specification's defaults filled in, :attr:`ToolRegistry.annotations`), and
         permission categories derived from the name, description, parameters and hints:
         a tool its author marks destructive gets ``file_write``, one marked open-world and
-        not read-only ``network_access``. Hints add categories, never remove them.
+        not read-only ``network_access``. Hints add categories, never remove them. When the
+        source holds several servers, each tool's server (``ToolRegistry.servers``) is its
+        key in a mapping of servers, the name of its file (``"filesystem"`` for
+        ``filesystem.json``), or its place in a list of results (``"result #1"``).
 
     Raises
     ------
@@ -294,7 +299,7 @@ def load_tools(
     else:
         catalogues = _catalogues(source, "tools")
     records, first, servers = [], {}, []
-    for where, tools in catalogues:
+    for where, server, tools in catalogues:
         for i, tool in enumerate(tools):
             rec = _normalise(tool, i, where)
             here = f"{where} (tool #{i})"
@@ -305,10 +310,12 @@ def load_tools(
                 )
             first[rec["name"]] = here
             rec["trust_hints"] = bool(trust_hints)
+            # Servers group tools only where there are several of them.
+            rec["server"] = server if len(catalogues) > 1 else None
             records.append(rec)
             servers.append(where)
     if not records:
-        raise ValueError(MSG_EMPTY_SOURCE.format(where=", ".join(w for w, _ in catalogues)
+        raise ValueError(MSG_EMPTY_SOURCE.format(where=", ".join(w for w, _, _ in catalogues)
                                                  or "tools"))
     if risk is not None:
         if not isinstance(risk, Mapping):
@@ -329,8 +336,8 @@ def load_tools(
     return registry
 
 
-def _file_catalogues(path) -> list[tuple[str, list]]:
-    """``(where, tools)`` per server of one JSON file."""
+def _file_catalogues(path) -> list[tuple[str, str | None, list]]:
+    """``(where, server, tools)`` per server of one JSON file (named by the file)."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(MSG_MISSING_FILE.format(path=path))
@@ -341,7 +348,7 @@ def _file_catalogues(path) -> list[tuple[str, list]]:
         source = json.loads(text)
     except json.JSONDecodeError as err:
         raise ValueError(MSG_BAD_JSON.format(where=path, line=err.lineno, error=err.msg)) from None
-    return _catalogues(source, str(path))
+    return _catalogues(source, str(path), path.stem)
 
 
 def read_levels(path) -> dict:

@@ -215,6 +215,29 @@ def test_local_directory_model(tiny_model):
     assert same.tool_embeddings_ is emb.tool_embeddings_
 
 
+def test_query_sentences_score_each_tool_by_its_best_sentence(tiny_model):
+    from skriskrank._embedding import MAX_SENTENCES, sentences
+
+    reg = make_registry()
+    plain = FrozenEmbedder(reg, model=tiny_model).fit(None)
+    emb = FrozenEmbedder(reg, model=tiny_model, query_sentences=True).fit(None)
+    long = ("Find the weather for Paris tomorrow. Then send the forecast to my team!\n"
+            "Thanks, ok.")
+    assert sentences(long) == ["Find the weather for Paris tomorrow.",
+                               "Then send the forecast to my team!"]  # "Thanks, ok." is short
+    assert sentences("one sentence only") == ["one sentence only"]
+    many = " ".join(f"Sentence number {i} is here." for i in range(40))
+    assert len(sentences(many)) == MAX_SENTENCES
+    batch = emb.transform([long, QUERIES[0]])
+    # The oracle: each sentence encoded on its own, the best cosine per tool.
+    best = (emb.encode(sentences(long)) @ emb.tool_embeddings_.T).max(axis=0)
+    np.testing.assert_allclose(batch.scores[0], best, atol=1e-6)
+    # A one-sentence query scores as without the option; query embeddings are the whole query.
+    base = plain.transform([long, QUERIES[0]])
+    np.testing.assert_allclose(batch.scores[1], base.scores[1], atol=1e-6)
+    np.testing.assert_array_equal(batch.query_embeddings, base.query_embeddings)
+
+
 def test_encode_matches_transform(tiny_model):
     emb = FrozenEmbedder(make_registry(), model=tiny_model).fit(QUERIES)
     np.testing.assert_array_equal(emb.encode(QUERIES), emb.transform(QUERIES).query_embeddings)
@@ -649,7 +672,7 @@ def test_get_set_params_clone_round_trip(tiny_model, tmp_path):
     params = emb.get_params()
     assert params == {
         "registry": reg, "model": tiny_model, "batch_size": 7, "cache": str(tmp_path),
-        "device": "cpu", "show_progress_bar": None, "backend": "torch",
+        "device": "cpu", "show_progress_bar": None, "backend": "torch", "query_sentences": False,
     }
     twin = clone(emb)
     assert twin.get_params() == params

@@ -36,6 +36,9 @@ from skriskrank._graph import (
 
 # -- dense reference, written straight from the paper's definitions ---------------------------
 
+#: The paper's edge types and the server edges.
+ALL_TYPES = (*EDGE_TYPES, "server")
+
 
 def dense_reference_graph(
     registry, emb, relevant, *, edge_types=EDGE_TYPES, min_cooccurrence=2,
@@ -58,10 +61,12 @@ def dense_reference_graph(
         "semantic": np.where((cos > semantic_threshold) & (cos > 0), 0.3 * cos, 0.0),
         "permission": np.where(m >= 1, 0.15 * m / 5, 0.0),
         "risk": np.where(risky[:, None] & risky[None, :] & (c >= 1), 0.15, 0.0),
+        "server": np.array([[0.3 if a is not None and a == b else 0.0 for b in registry.servers]
+                            for a in registry.servers]),
     }
     for t in terms.values():
         np.fill_diagonal(t, 0)
-    enabled = [t for t in EDGE_TYPES if t in edge_types]
+    enabled = [t for t in ALL_TYPES if t in edge_types]
     if permission_edges == "linked" and "permission" in enabled:
         others = sum((terms[t] for t in enabled if t != "permission"), np.zeros((n, n)))
         terms["permission"] = np.where(others > 0, terms["permission"], 0.0)
@@ -71,8 +76,9 @@ def dense_reference_graph(
     deg = w.sum(axis=1)
     dinv = np.where(deg > 0, 1 / np.sqrt(np.where(deg > 0, deg, 1)), 0.0)
     a_hat = dinv[:, None] * w * dinv[None, :]
+    counted = ALL_TYPES if "server" in edge_types else EDGE_TYPES
     counts = {
-        t: int(np.count_nonzero(np.triu(terms[t], 1))) if t in enabled else 0 for t in EDGE_TYPES
+        t: int(np.count_nonzero(np.triu(terms[t], 1))) if t in enabled else 0 for t in counted
     }
     return a_hat, counts
 
@@ -101,7 +107,7 @@ def random_problem(seed, n_tools=None, n_train=None):
         perms = [c for c in PERMISSION_CATEGORIES if rng.random() < 0.2]
         records.append(
             {"name": f"tool_{i}", "description": f"tool number {i}", "risk": risks[i],
-             "permissions": perms}
+             "permissions": perms, "server": rng.choice(["git", "fs", None])}
         )
     reg = ToolRegistry.from_records(records)
     # dim 3 makes cosines above 0.65 common, so the semantic term is exercised.
@@ -147,8 +153,8 @@ def relevant_of(reg, gold):
     return [np.unique(reg.index_of(sorted(g))) for g in gold]
 
 
-edge_subsets = st.sets(st.sampled_from(EDGE_TYPES)).map(
-    lambda s: tuple(t for t in EDGE_TYPES if t in s)
+edge_subsets = st.sets(st.sampled_from(ALL_TYPES)).map(
+    lambda s: tuple(t for t in ALL_TYPES if t in s)
 )
 
 # -- graph construction ------------------------------------------------------------------------
@@ -247,7 +253,7 @@ def test_build_tool_graph_bad_input():
         with pytest.raises(ValueError, match=re.escape(MSG_BLOCK_SIZE.format(value=0))):
             build_tool_graph(reg, emb, rel, edge_types=edge_types, block_size=0)
     with pytest.raises(ValueError, match=re.escape(MSG_UNKNOWN_EDGE_TYPE.format(
-            name="social", allowed=list(EDGE_TYPES)))):
+            name="social", allowed=list(ALL_TYPES)))):
         build_tool_graph(reg, emb, rel, edge_types=("semantic", "social"))
     with pytest.raises(ValueError, match="permission_edges"):
         build_tool_graph(reg, emb, rel, permission_edges="some")
@@ -490,7 +496,7 @@ def test_pickle_round_trip():
 def test_unknown_edge_type(edge_types):
     reg, emb, gold = random_problem(16, n_tools=5, n_train=3)
     with pytest.raises(ValueError, match=re.escape(MSG_UNKNOWN_EDGE_TYPE.format(
-            name="social", allowed=list(EDGE_TYPES)))):
+            name="social", allowed=list(ALL_TYPES)))):
         GraphSmoother(edge_types=edge_types).fit(train_batch(reg, emb, 3), gold)
 
 

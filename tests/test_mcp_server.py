@@ -175,9 +175,9 @@ def test_serve_a_real_mcp_catalogue_without_labels(data_dir):
             return res.structured_content
 
     got = anyio.run(scenario)
-    from skriskrank import RiskAuditor, catalogue_pipeline, load_tools
+    from skriskrank import RiskAuditor, load_tools, pretrained_pipeline
 
-    pipe = catalogue_pipeline(RiskAuditor.pretrained().grade(load_tools(catalogue)), k=3)
+    pipe = pretrained_pipeline(RiskAuditor.pretrained().grade(load_tools(catalogue)), k=3)
     assert [t["name"] for t in got["tools"]] == pipe.predict(["delete the old logs"])[0].tolist()
     assert all(t["risk_predicted"] and isinstance(t["risk_level"], int) for t in got["tools"])
     # Reasons a person can read: the filter's decision in words.

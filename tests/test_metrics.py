@@ -18,6 +18,7 @@ from skriskrank.metrics import (
     ndcg_at_k,
     needrisk_hit_at_k,
     ranking_report,
+    recall_at_k,
     rvr_at_k,
     safe_rvr_at_k,
     sndcg_at_k,
@@ -284,6 +285,14 @@ class TestInvariants:
         _assert_reports_equal(ranking_report(ranked, relevant, risk, k=k), expected)
         each = _each_metric(ranked, relevant, risk, k)
         _assert_reports_equal(each, {key: expected[key] for key in each})
+
+    @settings(deadline=None, max_examples=80)
+    @given(runs())
+    def test_recall_matches_its_literal_definition(self, run):
+        ranked, relevant, _, k = run
+        expected = sum(sum(t in g for t in r[:k]) / len(g)
+                       for r, g in zip(ranked, relevant, strict=True)) / len(ranked)
+        assert recall_at_k(ranked, relevant, k=k) == pytest.approx(expected, abs=1e-12)
 
     @settings(deadline=None, max_examples=50)
     @given(runs())

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skriskrank import POISONING_FLAGS, ToolRegistry, catalogue_pipeline, load_tools, scan_tools
+from skriskrank import POISONING_FLAGS, ToolRegistry, load_tools, pretrained_pipeline, scan_tools
 from skriskrank._poisoning import MSG_SERVERS, _canonical, _one_edit
 from skriskrank._registry import MSG_FLAGS_LENGTH
 from skriskrank.datasets import load_demo
@@ -110,7 +110,8 @@ def test_load_tools_scans_each_server_and_the_auditor_and_filter_act_on_flags():
     reg = load_tools(source)
     assert [sorted(f) for f in reg.flags] == [[], [], ["injection", "shadowing"]]
     assert load_tools(source, scan=False).flags == (frozenset(),) * 3
-    pipe = catalogue_pipeline(reg.with_risk([1, 3, 1], source="declared"), k=3)
+    pipe = pretrained_pipeline(reg.with_risk([1, 3, 1], source="declared"), k=3,
+                               need_aware=False)
     # The injected tool wins the retriever on its own words, but is held back.
     assert pipe.predict(["read file first"])[0].tolist()[-1] == "read_fi1e"
 
@@ -120,11 +121,11 @@ def test_flagged_tools_rank_after_unflagged_ones_and_the_reason_says_so():
 
     demo = load_demo()
     reg = demo.registry
-    pipe = catalogue_pipeline(reg, k=5)
+    pipe = pretrained_pipeline(reg, k=5, need_aware=False)
     query = [demo.queries[0]]
     top = pipe.predict(query)[0].tolist()
     held = reg.with_flags([{"stuffing"} if n == top[0] else () for n in reg.names])
-    defended = catalogue_pipeline(held, k=5)
+    defended = pretrained_pipeline(held, k=5, need_aware=False)
     new = defended.predict(query)[0].tolist()
     assert top[0] not in new and new[:4] == top[1:]
     frame = explain(defended, query)

@@ -89,9 +89,11 @@ class TestConstruction:
         "permissions": st.none() | st.sets(st.sampled_from(PERMISSION_CATEGORIES)),
         "risk_source": st.sampled_from(["declared", "predicted"]),
         "flags": st.sets(st.sampled_from(["injection", "stuffing"])),
+        "server": st.none() | st.sampled_from(["fs", "git server"]),
     }), min_size=1, max_size=6))
     def test_to_frame_csv_load_returns_an_equal_registry(self, tmp_path_factory, records):
-        """Permissions (none, derived or given), sources, unknown levels and flags survive."""
+        """Permissions (none, derived or given), sources, unknown levels, flags and servers
+        survive."""
         from skriskrank.datasets import load_registry_csv
 
         records = [r | {"name": f"tool_{i}", "description": r["description"].strip()}
@@ -104,6 +106,7 @@ class TestConstruction:
         assert back.permissions == reg.permissions
         assert back.risk_source.tolist() == reg.risk_source.tolist()
         assert back.flags == reg.flags
+        assert back.servers == reg.servers
 
     def test_to_frame_round_trip_keeps_predicted_levels(self):
         reg = ToolRegistry.from_records(RECORDS).with_risk({RECORDS[0]["name"]: 2})

@@ -104,8 +104,13 @@ class TestFormats:
         (tmp_path / "a.json").write_text(json.dumps(a))
         (tmp_path / "b.json").write_text(json.dumps(b))
         as_files = load_tools([tmp_path / "a.json", str(tmp_path / "b.json")])
-        assert as_list == as_mapping == as_files
-        assert as_list.names.tolist() == ["delete_file", "list_dir"]
+        for reg in (as_list, as_mapping, as_files):
+            assert reg.names.tolist() == ["delete_file", "list_dir"]
+            assert reg.texts == as_list.texts
+        # The servers are named by the mapping's keys, the files, or their place in a list.
+        assert as_mapping.servers == ("fs", "other") and as_files.servers == ("a", "b")
+        assert as_list.servers == ("result #0", "result #1")
+        assert load_tools(a).servers == (None,)  # one server: nothing to group
 
     def test_path_and_parsed_object_agree(self, tmp_path):
         path = tmp_path / "tools.json"

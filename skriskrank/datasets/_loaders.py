@@ -413,8 +413,8 @@ def load_registry_csv(path: str | PathLike, *, permission_keywords=None) -> Tool
         ``description``, and optionally ``risk`` (an integer 1..5; blank means unknown),
         ``permissions`` (categories of :data:`skriskrank.PERMISSION_CATEGORIES` separated by
         ``;``; a blank cell derives them from the name and description, and ``none``
-        declares that the tool has none), ``risk_source`` (``declared`` or ``predicted``)
-        and ``flags`` (words separated by ``;``). Other columns are ignored.
+        declares that the tool has none), ``risk_source`` (``declared`` or ``predicted``),
+        ``flags`` (words separated by ``;``) and ``server``. Other columns are ignored.
     permission_keywords
         As for :class:`~skriskrank.ToolRegistry`.
 
@@ -464,7 +464,8 @@ def load_registry_csv(path: str | PathLike, *, permission_keywords=None) -> Tool
 def _csv_record(at: dict, row: dict) -> dict:
     """A registry record of a CSV row, its cells in the rubric's one format."""
     cells = {col: (row.get(col) or "").strip()
-             for col in ("name", "description", "risk", "permissions", "risk_source", "flags")}
+             for col in ("name", "description", "risk", "permissions", "risk_source", "flags",
+                         "server")}
     name, risk = cells["name"], cells["risk"]
     if risk and not (risk.isdigit() and is_level(int(risk))):
         raise ValueError(MSG_CSV_RISK.format(**at, name=name, value=risk))
@@ -475,7 +476,8 @@ def _csv_record(at: dict, row: dict) -> dict:
             value=cells["permissions"]))
     return {"name": name, "description": cells["description"],
             "risk": int(risk) if risk else None, "permissions": perms,
-            "risk_source": cells["risk_source"] or None, "flags": cells["flags"] or None}
+            "risk_source": cells["risk_source"] or None, "flags": cells["flags"] or None,
+            "server": cells["server"] or None}
 
 
 def load_queries_jsonl(path: str | PathLike, registry: ToolRegistry, *, name: str | None = None,

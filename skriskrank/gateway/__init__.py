@@ -8,12 +8,12 @@ server once the gateway's policy lets it through). See ``docs/user_guide/gateway
 
 from ._catalogue import SEPARATOR, build_catalogue, tool_hash
 from ._config import ServerSpec, load_config
-from ._log import EventLog
+from ._log import EventLog, read_log
 from ._policy import Policy
 from ._run import check, review, run
 from ._server import CALL_TOOL, SEARCH_TOOL, Gateway
 
 __all__ = [
     "CALL_TOOL", "SEARCH_TOOL", "SEPARATOR", "EventLog", "Gateway", "Policy", "ServerSpec",
-    "build_catalogue", "check", "load_config", "review", "run", "tool_hash",
+    "build_catalogue", "check", "load_config", "read_log", "review", "run", "tool_hash",
 ]

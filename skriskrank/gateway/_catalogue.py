@@ -142,7 +142,7 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5,
     -------
     catalogue : Catalogue
     """
-    from .. import RiskAuditor, catalogue_pipeline, load_tools, scan_tools
+    from .. import RiskAuditor, load_tools, pretrained_pipeline, scan_tools
 
     listed = [(d.spec.name, _checked(d.spec.name, t)) for d in downstreams for t in d.tools]
     listed = [(server, tool) for server, tool in listed if tool is not None]
@@ -168,7 +168,10 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5,
         records.append({**tool, "name": name})
     if not records:
         return Catalogue(entries={})
-    registry = load_tools({"tools": records}, risk=levels, scan=False)
+    by_server: dict[str, dict] = {}
+    for record in records:  # in server order already: the servers' tools as listed
+        by_server.setdefault(entries[record["name"]].server, {"tools": []})["tools"].append(record)
+    registry = load_tools(by_server, risk=levels, scan=False)
     # Scanned with each tool's server, so a tool imitating another server's is found; a
     # changed tool is flagged too, and every flag grades a tool at least level 4.
     findings = scan_tools(registry, servers=[entries[n].server for n in registry.names])
@@ -176,5 +179,5 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5,
         {*(found.keys() - accepted.get(n, set())), *(("changed",) if entries[n].changed else ())}
         for n, found in zip(registry.names, findings, strict=True)])
     registry = (auditor or RiskAuditor.pretrained()).grade(registry, scan=False)
-    pipeline = catalogue_pipeline(registry, k=min(k, len(registry)), backend=backend)
+    pipeline = pretrained_pipeline(registry, k=min(k, len(registry)), backend=backend)
     return Catalogue(entries=entries, registry=registry, pipeline=pipeline)

@@ -14,7 +14,7 @@ import json
 import threading
 from pathlib import Path
 
-__all__ = ["EventLog"]
+__all__ = ["EventLog", "read_log"]
 
 
 class EventLog:
@@ -51,3 +51,89 @@ class EventLog:
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+#: The longest log line read back (a search line lists k tools with their reasons).
+MAX_LINE_CHARS = 1 << 20
+
+MSG_LOG_LINE = "{path}, line {line}: {problem}"
+MSG_LOG_EMPTY = ("{path} holds no search followed by a call of a tool of the catalogue "
+                 "({searches} searches, {calls} allowed calls read): nothing to learn from.")
+
+
+def read_log(path, registry):
+    """Training queries from a gateway log: each search, with the tools called after it.
+
+    A tool the agent called (allowed or confirmed) is relevant to the session's search
+    before the call; the tools that search returned and the agent never called are its
+    hard negatives when the reranker trains (they rank high and are not gold). A search
+    followed by no call of a catalogue tool teaches nothing and is skipped, as are calls of
+    tools the catalogue no longer holds.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A log written by ``skriskrank gateway --log``.
+    registry : ToolRegistry
+        The catalogue the called tools must come from.
+
+    Returns
+    -------
+    dataset : ToolRetrievalDataset
+        ``queries`` and ``relevant`` to fit a pipeline on; ``query_ids`` are
+        ``"line{n}"`` of each search.
+
+    Raises
+    ------
+    ValueError
+        Naming the file and line of a line that is not a JSON object, longer than
+        :data:`MAX_LINE_CHARS`, or a search whose query is not valid text; or if nothing can
+        be learned from the log.
+    """
+    from .._inputs import check_query
+    from ..datasets import ToolRetrievalDataset
+
+    path = Path(path)
+    open_search: dict[str, tuple[str, str, set]] = {}  # session -> (id, query, called)
+    rows, searches, calls = [], 0, 0
+
+    def close(session):
+        qid, query, called = open_search.pop(session, (None, None, set()))
+        if called:
+            rows.append((qid, query, called))
+
+    with path.open(encoding="utf-8") as fh:
+        for n, line in enumerate(fh, start=1):
+            def fail(problem, n=n):
+                return ValueError(MSG_LOG_LINE.format(path=path, line=n, problem=problem))
+            if len(line) > MAX_LINE_CHARS:
+                raise fail(f"longer than {MAX_LINE_CHARS:,} characters")
+            if not line.strip():
+                continue
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise fail(f"not JSON ({err.msg})") from None
+            if not isinstance(event, dict):
+                raise fail("not a JSON object")
+            session = str(event.get("session"))
+            if event.get("event") == "search":
+                try:
+                    query = check_query(event.get("query"), "the search's query")
+                except ValueError as err:
+                    raise fail(str(err)) from None
+                close(session)
+                open_search[session] = (f"line{n}", query, set())
+                searches += 1
+            elif (event.get("event") == "call" and event.get("decision") in
+                  ("allowed", "confirmed") and session in open_search):
+                calls += 1
+                if isinstance(event.get("tool"), str) and event["tool"] in registry:
+                    open_search[session][2].add(event["tool"])
+    for session in list(open_search):
+        close(session)
+    if not rows:
+        raise ValueError(MSG_LOG_EMPTY.format(path=path, searches=searches, calls=calls))
+    ids, queries, relevant = zip(*rows, strict=True)
+    return ToolRetrievalDataset("gateway log", "log", registry, queries, relevant,
+                                query_ids=ids)

@@ -4,7 +4,7 @@ The metrics of *Risk-Aware Reranking for Agentic Tool Retrieval* (CIKM 2026). Ev
 takes one ranked list of tool names per query (best first) and returns the mean over queries
 as a ``float``:
 
-- :func:`ndcg_at_k` and :func:`mrr`: ranking quality, binary relevance.
+- :func:`ndcg_at_k`, :func:`recall_at_k` and :func:`mrr`: ranking quality, binary relevance.
 - :func:`sndcg_at_k`: NDCG@k with no credit for severe-risk (level >= 4) tools.
 - :func:`rvr_at_k` and :func:`srr_at_k`: the share of the top k at risk >= 3 and >= 4.
 - :func:`safe_rvr_at_k`: RVR@k over queries whose relevant tools are all below level 3.
@@ -28,6 +28,7 @@ from ._ranking import (
     ndcg_at_k,
     needrisk_hit_at_k,
     ranking_report,
+    recall_at_k,
     rvr_at_k,
     safe_rvr_at_k,
     sndcg_at_k,
@@ -37,6 +38,6 @@ from ._ranking import (
 
 __all__ = [
     "agreement", "best_under_risk_budget", "make_ranking_scorer", "mrr", "ndcg_at_k",
-    "needrisk_hit_at_k", "ordinal_alpha", "ranking_report", "resolve_votes", "rvr_at_k",
-    "safe_rvr_at_k", "sndcg_at_k", "srr_at_k", "unneeded_rvr_at_k",
+    "needrisk_hit_at_k", "ordinal_alpha", "ranking_report", "recall_at_k", "resolve_votes",
+    "rvr_at_k", "safe_rvr_at_k", "sndcg_at_k", "srr_at_k", "unneeded_rvr_at_k",
 ]

@@ -171,6 +171,9 @@ class _PerQuery:
     def ndcg(self):
         return self._ndcg(self.hits, np.fromiter(map(len, self.gold), np.int64))
 
+    def recall(self):
+        return self.hits.sum(axis=1) / np.fromiter(map(len, self.gold), np.float64)
+
     def sndcg(self):
         gain = self.hits & (self.levels < SEVERE_LEVEL)
         return self._ndcg(gain, self._gold_count(lambda lv: lv < SEVERE_LEVEL).astype(int))
@@ -243,6 +246,31 @@ def ndcg_at_k(ranked, relevant, *, k=5) -> float:
     0.6309...
     """
     return _mean(_run(ranked, relevant, k=k).ndcg())
+
+
+def recall_at_k(ranked, relevant, *, k=5) -> float:
+    """Mean share of each query's relevant tools found in its top k.
+
+    A task that needs several tools is served only when all of them are offered: recall
+    counts how many are, where NDCG@k rewards the first ones found.
+
+    Parameters
+    ----------
+    ranked, relevant, k
+        As for :func:`ndcg_at_k`.
+
+    Returns
+    -------
+    score : float
+        Mean Recall@k over the queries, in [0, 1].
+
+    Examples
+    --------
+    >>> from skriskrank.metrics import recall_at_k
+    >>> recall_at_k([["a", "b", "c"]], [{"b", "d"}], k=3)
+    0.5
+    """
+    return _mean(_run(ranked, relevant, k=k).recall())
 
 
 def mrr(ranked, relevant) -> float:

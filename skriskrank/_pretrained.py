@@ -1,0 +1,153 @@
+"""pretrained_pipeline: a fitted pipeline for a catalogue that has no training queries."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from ._batch import RankingBatch
+from ._embedding import FrozenEmbedder
+from ._filter import RuleFilter
+from ._gold_model import _GoldModel
+from ._graph import SERVER_EDGE, GraphSmoother
+from ._need import NeedAwareFilter
+from ._retriever import DenseRetriever
+
+__all__ = ["pretrained_pipeline"]
+
+#: The packaged weights of :func:`pretrained_pipeline`, an ``.npz`` read without pickle.
+PRETRAINED_FILE = "pretrained_pipeline.npz"
+
+#: Format version of the ``.npz`` written by :func:`save_pretrained`.
+_FORMAT = 1
+
+MSG_BAD_FILE = "{path} is not a skriskrank pretrained-pipeline file: {error}."
+
+#: First-stage candidates, and the strength of the server graph's smoothing: chosen on the
+#: development split of the real-MCP tasks (``benchmarks/results/real_mcp.md``).
+N_CANDIDATES, ALPHA = 100, 2 / 3
+
+
+def save_pretrained(path, relevance_model: _GoldModel) -> None:
+    """Write the need model of :func:`pretrained_pipeline` to an ``.npz`` (no pickle).
+
+    ``relevance_model`` is a fitted :class:`~skriskrank._gold_model._GoldModel` without the
+    query-neighbour feature (a new catalogue has no training queries to read it from).
+    """
+    if relevance_model.knn or relevance_model.model_ is None:
+        raise ValueError("the relevance model must be fitted, without the neighbour feature")
+    scaler, logreg = relevance_model.model_[0], relevance_model.model_[-1]
+    config = {"format": _FORMAT, "fit_rank": int(relevance_model.fit_rank)}
+    np.savez_compressed(path, mean=scaler.mean_, scale=scaler.scale_, coef=logreg.coef_,
+                        intercept=logreg.intercept_,
+                        config=np.array(json.dumps(config, sort_keys=True)))
+
+
+def _load(path) -> _GoldModel:
+    """The need model of a weights file, checked."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            config = json.loads(str(z["config"]))
+            arrays = {k: np.asarray(z[k], dtype=np.float64)
+                      for k in ("mean", "scale", "coef", "intercept")}
+        if config.get("format") != _FORMAT:
+            raise ValueError(f"format {config.get('format')!r}, expected {_FORMAT}")
+        n = arrays["mean"].shape
+        if (n != (2,) or arrays["scale"].shape != n or arrays["coef"].shape != (1, 2)
+                or arrays["intercept"].shape != (1,)
+                or not all(np.isfinite(a).all() for a in arrays.values())
+                or not (arrays["scale"] > 0).all()):
+            raise ValueError("the need model's arrays have the wrong shape or values")
+        fit_rank = int(config["fit_rank"])
+        if fit_rank < 1:
+            raise ValueError(f"fit_rank {fit_rank} < 1")
+    except (OSError, KeyError, TypeError, ValueError) as err:
+        raise ValueError(MSG_BAD_FILE.format(path=path, error=err)) from None
+    model = make_pipeline(StandardScaler(), LogisticRegression())
+    scaler, logreg = model[0], model[-1]
+    scaler.mean_, scaler.scale_ = arrays["mean"], arrays["scale"]
+    scaler.var_ = scaler.scale_**2
+    scaler.n_features_in_ = logreg.n_features_in_ = 2
+    logreg.coef_, logreg.intercept_ = arrays["coef"], arrays["intercept"]
+    logreg.classes_ = np.array([False, True])
+    gold = _GoldModel(False, fit_rank)
+    gold.model_ = model
+    return gold
+
+
+def pretrained_pipeline(registry, *, k=5, need_aware=True, model=None, cache=True,
+                        backend="torch", weights=None):
+    """A fitted pipeline for any catalogue, with no training queries.
+
+    Built from what carries over to catalogues nobody labelled queries for (measured on
+    real MCP tasks, ``benchmarks/results/real_mcp.md``): the encoder scores each tool by
+    its best match with any sentence of the task (:class:`FrozenEmbedder`'s
+    ``query_sentences``), the retriever keeps the best candidates, the graph of the tools
+    that share a server (:attr:`ToolRegistry.servers`) lifts the tools of the servers the
+    task is about (:class:`GraphSmoother`), and the filter decides what a list may expose.
+    The need filter's relevance model was trained once on public benchmark queries (the
+    data card, ``docs/data.md``); it ships inside the package and is read without pickle.
+    Grade the tools without a level first with :meth:`RiskAuditor.grade`: unknown risk
+    counts as high risk. Train a pipeline on a catalogue's own use with ``skriskrank fit
+    --log``.
+
+    Parameters
+    ----------
+    registry : ToolRegistry
+        The catalogue, with levels declared or graded.
+    k : int, default=5
+        Length of the predicted lists (at most the catalogue's size).
+    need_aware : bool, default=True
+        End with :class:`NeedAwareFilter`, which admits a tool of risk >= 3 when the
+        pretrained relevance model gives it a probability of being needed of at least 0.5;
+        ``False`` ends with the paper's :class:`RuleFilter`.
+    model, cache, backend
+        As for :class:`FrozenEmbedder`.
+    weights : str or path-like, default=None
+        A weights file written like the packaged one; ``None`` reads the packaged
+        ``skriskrank/data/pretrained_pipeline.npz``. Read only when ``need_aware``.
+
+    Returns
+    -------
+    pipeline : sklearn.pipeline.Pipeline
+        Fitted steps ``embed``, ``retrieve``, ``smooth`` and ``filter``.
+
+    Raises
+    ------
+    ValueError
+        If ``weights`` is not a pretrained-pipeline file.
+
+    See Also
+    --------
+    build_pipeline : The paper's pipeline, to fit on labelled queries.
+
+    Examples
+    --------
+    >>> from skriskrank import pretrained_pipeline
+    >>> from skriskrank.datasets import load_demo
+    >>> pipe = pretrained_pipeline(load_demo().registry, k=3)
+    >>> [name for name, _ in pipe.steps]
+    ['embed', 'retrieve', 'smooth', 'filter']
+    >>> pipe.predict(["delete the old log files"]).shape
+    (1, 3)
+    """
+    if need_aware:
+        need = _load(weights or resources.files("skriskrank") / "data" / PRETRAINED_FILE)
+    embed = FrozenEmbedder(registry, model=model, cache=cache, backend=backend,
+                           query_sentences=True).fit(None)
+    tools = embed.tool_embeddings_
+    # A batch of no queries over the catalogue: what the steps fit on when nothing is learned
+    # from queries (the retriever's index, the graph and the filter's per-tool rules).
+    empty = RankingBatch.full_pool(registry, np.empty((0, tools.shape[1]), np.float32), tools,
+                                   encoder=embed.model_id_, queries=())
+    k = min(k, len(registry))
+    retrieve = DenseRetriever(n_candidates=min(N_CANDIDATES, len(registry)), k=k).fit(empty)
+    smooth = GraphSmoother(alpha=ALPHA, edge_types=(SERVER_EDGE,), k=k)
+    last = NeedAwareFilter(k=k) if need_aware else RuleFilter(k=k)
+    return Pipeline([("embed", embed), ("retrieve", retrieve), ("smooth", smooth._bind(empty, [])),
+                     ("filter", last._bind(empty, need if need_aware else None))])
