@@ -53,17 +53,17 @@ Measured, per attack and catalogue:
 - exposure: the share of target queries, and of the other queries (neither target nor shadow
   of any injected tool), whose top 5 holds an injected tool, for (i) undefended dense
   retrieval (cosine of ``FrozenEmbedder`` embeddings over the whole catalogue), (ii) the
-  deployment pipeline without the scan, ``catalogue_pipeline`` (dense retrieval and the rule
-  filter) with the packaged auditor's levels for the tools that have none (every attacker
+  deployment pipeline without the scan, ``pretrained_pipeline`` (query sentences, dense
+  retrieval, the server graph and the need-aware filter) with the packaged auditor's levels for the tools that have none (every attacker
   tool, every MCP tool), predicted without the scan that ``RiskAuditor.grade`` runs, and
-  (iii) with defences: ``catalogue_pipeline`` on the defended registry above (flagged tools
+  (iii) with defences: ``pretrained_pipeline`` on the defended registry above (flagged tools
   rank after every unflagged one in the filter and are graded level >= 4);
 - the NDCG@5 of the target queries on the clean catalogue, the poisoned one and the defended
   one (what the attack, and the defence, cost the user).
 
 And on clean catalogues: the share of tools flagged (UltraTool, Seal-Tools
 ``test_in_domain``'s registry, the MCP reference tools, each tool on its own catalogue's
-server), and NDCG@5 of ``catalogue_pipeline`` on UltraTool and Seal-Tools without and with
+server), and NDCG@5 of ``pretrained_pipeline`` on UltraTool and Seal-Tools without and with
 the scan's flags.
 
 Targets: >= 90% of injected tools flagged, <= 2% of clean tools flagged; with defences an
@@ -743,9 +743,9 @@ def top_dense(reg, q_emb, cache):
 
 
 def top_pipeline(reg, queries, cache):
-    from skriskrank import catalogue_pipeline
+    from skriskrank import pretrained_pipeline
 
-    return catalogue_pipeline(reg, k=K, cache=cache).predict(queries)
+    return pretrained_pipeline(reg, k=K, cache=cache).predict(queries)
 
 
 def _by_kind(kinds, flagged) -> dict:
@@ -873,7 +873,7 @@ def detection_draws(cat, n_tools, auditor, generators, seed, draws, log):
 
 
 def clean_report(name, reg, servers, queries, relevant, auditor, cache, log):
-    """Clean flag rate, and NDCG@5 of catalogue_pipeline without and with the scan's flags."""
+    """Clean flag rate, and NDCG@5 of pretrained_pipeline without and with the scan's flags."""
     from skriskrank.metrics import ndcg_at_k
 
     t0 = time.perf_counter()
@@ -944,8 +944,8 @@ def render(result) -> str:
              "How the attacks are written and what is measured: the docstring of "
              "`benchmarks/poisoning.py`. Exposure = share of queries whose top 5 holds an "
              "injected tool; *dense* = undefended cosine retrieval, *pipeline* = "
-             "`catalogue_pipeline`, unlabelled tools graded by the auditor without a scan, "
-             "*defended* = `catalogue_pipeline` on `RiskAuditor.grade(registry.with_flags("
+             "`pretrained_pipeline`, unlabelled tools graded by the auditor without a scan, "
+             "*defended* = `pretrained_pipeline` on `RiskAuditor.grade(registry.with_flags("
              "scan flags))`. Flags are those of the defended registry.", "", "## Targets", "",
              md_table(["target", "measured", "verdict"], verdicts(result)), "",
              "## Detection and exposure", ""]

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from skriskrank import ToolRegistry, load, pretrained_pipeline
+from skriskrank import ToolRegistry, load, load_tools, pretrained_pipeline
 from skriskrank._cli import main
 from skriskrank._pretrained import MSG_BAD_FILE
 from skriskrank.datasets import load_demo, load_ultratool
@@ -47,6 +47,31 @@ def test_pretrained_pipeline_is_fitted_on_any_catalogue(demo):
     small = ToolRegistry.from_records([{"name": "a", "description": "read a file", "risk": 1},
                                        {"name": "b", "description": "delete a file", "risk": 4}])
     assert pretrained_pipeline(small, k=5, need_aware=False).predict(["x"]).shape == (1, 2)
+
+
+def test_the_tools_of_one_server_are_lifted_together():
+    def server(*tools):
+        return {"tools": [{"name": n, "description": d, "inputSchema": {"type": "object"}}
+                          for n, d in tools]}
+
+    registry = load_tools({
+        "calendar": server(("list_events", "List the events of a calendar"),
+                           ("create_event", "Create a calendar event"),
+                           ("delete_event", "Delete a calendar event")),
+        "files": server(("read_file", "Read a text file"), ("write_file", "Write a file"))},
+        scan=False).with_risk([1, 2, 3, 1, 3])
+    assert registry.servers == ("calendar",) * 3 + ("files",) * 2
+    pipe = pretrained_pipeline(registry, k=3)
+    assert pipe.named_steps["smooth"].n_edges_ == 3 + 1  # the pairs within each server
+    query = ["What is on my calendar tomorrow?"]
+    before = pipe[:2].transform(query)
+    after = pipe[:3].transform(query)
+    gain = dict(zip(after.candidates[0], after.scores[0] - 2 / 3 * before.scores[0],
+                    strict=True))
+    # A calendar tool receives more from its server than a file tool does from its own.
+    calendar = registry.index_of(["list_events", "create_event", "delete_event"])
+    files = registry.index_of(["read_file", "write_file"])
+    assert min(gain[i] for i in calendar) > max(gain[i] for i in files)
 
 
 def test_a_bad_weights_file_is_refused(demo, tmp_path):

@@ -57,7 +57,7 @@ def add_gateway_parser(subparsers, count, backend) -> None:
     p.add_argument("--check", action="store_true",
                    help="start each server, print its state and tool count, and exit (1 if "
                    "any failed)")
-    p.add_argument("--k", type=count, default=5, help="search_tools' default k (default 5)")
+    p.add_argument("--k", type=count, default=8, help="search_tools' default k (default 8)")
     p.add_argument("--confirm-level", type=_level, default=3, metavar="LEVEL",
                    help="tools of this level or above run only if a search returned them "
                    "(default 3)")

@@ -88,8 +88,10 @@ class Gateway:
     labels : mapping, default=None
         Reviewed levels by tool name (a review file written by ``--audit``, or
         ``{"tool": level}``).
-    k : int, default=5
-        The default list length of ``search_tools``.
+    k : int, default=8
+        The default list length of ``search_tools``: real MCP tasks need several tools (a
+        median of 9 in ``benchmarks/results/real_mcp.md``), and recall grows fastest up to
+        8.
     call_timeout : float, default=60.0
         Seconds a forwarded call may take before it is cancelled.
     start_timeout : float, default=60.0
@@ -102,7 +104,7 @@ class Gateway:
         What runs the encoder that grades and searches.
     """
 
-    def __init__(self, servers, *, policy=None, labels=None, k=5, call_timeout=60.0,
+    def __init__(self, servers, *, policy=None, labels=None, k=8, call_timeout=60.0,
                  start_timeout=60.0, log=None, expose=False, backend="torch"):
         spawn_lock = anyio.Lock()
         self.downstreams = [Downstream(s, call_timeout=call_timeout, start_timeout=start_timeout,
