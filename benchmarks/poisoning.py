@@ -54,8 +54,9 @@ Measured, per attack and catalogue:
   of any injected tool), whose top 5 holds an injected tool, for (i) undefended dense
   retrieval (cosine of ``FrozenEmbedder`` embeddings over the whole catalogue), (ii) the
   deployment pipeline without the scan, ``pretrained_pipeline`` (query sentences, dense
-  retrieval, the server graph and the need-aware filter) with the packaged auditor's levels for the tools that have none (every attacker
-  tool, every MCP tool), predicted without the scan that ``RiskAuditor.grade`` runs, and
+  retrieval, the server graph and the need-aware filter) with the packaged auditor's levels
+  for the tools that have none (every attacker tool, every MCP tool), predicted without the
+  scan that ``RiskAuditor.grade`` runs, and
   (iii) with defences: ``pretrained_pipeline`` on the defended registry above (flagged tools
   rank after every unflagged one in the filter and are graded level >= 4);
 - the NDCG@5 of the target queries on the clean catalogue, the poisoned one and the defended
