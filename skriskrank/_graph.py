@@ -23,7 +23,7 @@ __all__ = ["EDGE_TYPES", "GraphSmoother", "build_tool_graph"]
 #: The paper's four edge types, in the order of the terms of the raw edge weight.
 EDGE_TYPES = ("cooccurrence", "semantic", "permission", "risk")
 
-#: Beyond the paper: tools of one server (:attr:`ToolRegistry.servers`), used together.
+#: Beyond the paper: tools of one server (``ToolRegistry.servers``), used together.
 SERVER_EDGE = "server"
 
 #: The paper's weights of the four terms of the raw edge weight, and of the server term.
@@ -91,7 +91,7 @@ def build_tool_graph(registry, tool_embeddings, relevant_indices, *,
     - ``0.15`` if both have risk level 3 or above (unknown risk counts as risky) and they are
       gold together in at least one training query;
     - beyond the paper, with ``"server"`` among the edge types: ``0.3`` if both come from one
-      server (:attr:`ToolRegistry.servers`), whose tools tasks use together.
+      server (``ToolRegistry.servers``), whose tools tasks use together.
 
     A pair with any non-zero term is an edge. Weights are divided by the largest one and the
     matrix is normalized symmetrically, ``A_hat = D^-1/2 A D^-1/2``; isolated tools keep an

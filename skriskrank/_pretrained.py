@@ -88,7 +88,7 @@ def pretrained_pipeline(registry, *, k=5, need_aware=True, model=None, cache=Tru
     real MCP tasks, ``benchmarks/results/real_mcp.md``): the encoder scores each tool by
     its best match with any sentence of the task (:class:`FrozenEmbedder`'s
     ``query_sentences``), the retriever keeps the best candidates, the graph of the tools
-    that share a server (:attr:`ToolRegistry.servers`) lifts the tools of the servers the
+    that share a server (``ToolRegistry.servers``) lifts the tools of the servers the
     task is about (:class:`GraphSmoother`), and the filter decides what a list may expose.
     The need filter's relevance model was trained once on public benchmark queries (the
     data card, ``docs/data.md``); it ships inside the package and is read without pickle.

@@ -87,8 +87,8 @@ def read_log(path, registry):
     ------
     ValueError
         Naming the file and line of a line that is not a JSON object, longer than
-        :data:`MAX_LINE_CHARS`, or a search whose query is not valid text; or if nothing can
-        be learned from the log.
+        1,048,576 characters, or a search whose query is not valid text; or if nothing can be
+        learned from the log.
     """
     from .._inputs import check_query
     from ..datasets import ToolRetrievalDataset
