@@ -391,8 +391,8 @@ Without the distractors (mcp-bench's own {result['small']['n_tools']} tools, tes
 {ready['median_chars']:.0f} characters), from the graded registry to the first answer, the
 encoder loaded and nothing cached: {', '.join(f'{s:.1f}' for s in ready['seconds'])} s;
 encoding their texts alone: {', '.join(f'{s:.1f}' for s in ready['encoding_seconds'])} s
-(2 shared cores). The encoder is the cost: the rest of the pipeline is built in the
-difference.
+(2 shared cores, nothing else running). The encoder is the whole cost: the pipeline is ready
+in about the time its tools' texts take to encode.
 """
 
 
