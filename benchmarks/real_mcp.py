@@ -41,8 +41,6 @@ from sklearn.pipeline import Pipeline  # noqa: E402
 from skriskrank import (  # noqa: E402
     DenseRetriever,
     FrozenEmbedder,
-    GraphSmoother,
-    RankingBatch,
     RiskAuditor,
     RiskAwareReranker,
     ToolRegistry,
@@ -95,7 +93,7 @@ def catalogue(split, *, distractors=True, text=None, auditor=None) -> ToolRetrie
     """The split's tasks over the mcp-bench servers' tools (and the distractors).
 
     Tool ids are ``<server>__<tool>``; the encoder reads each tool's own name. Every text
-    variant ranks over the levels the auditor gives the default texts.
+    variant ranks over the levels the auditor gives the default texts, without its flags.
     """
     from .mcp_bench import DATA, load_mcp_bench
 
@@ -116,6 +114,8 @@ def catalogue(split, *, distractors=True, text=None, auditor=None) -> ToolRetrie
             template, own[n], d, p))
 
     levels = (auditor or RiskAuditor.pretrained()).grade(load(None)).risk
+    # Levels only: what the scan flags (and the filter then holds back) is measured by
+    # benchmarks/poisoning.py; here every option ranks the same unflagged tools.
     registry = load(text).with_risk(levels)
     return ToolRetrievalDataset(ds.name, ds.split, registry, ds.queries, ds.relevant,
                                 query_ids=ds.query_ids)
@@ -125,19 +125,13 @@ def catalogue(split, *, distractors=True, text=None, auditor=None) -> ToolRetrie
 def scores(ranked, ds) -> dict:
     """NDCG@5, Recall@5/@10 and the risk columns of ranked registry indices (best first)."""
     top = [[ds.registry.names[i] for i in row[:10]] for row in ranked]
-    risky = np.array([[ds.registry.risk_of(t) >= 3 for t in row[:K]] for row in top])
+    rvr = rvr_at_k(top, ds.registry, k=K)
     return {"ndcg@5": ndcg_at_k(top, ds.relevant, k=K),
             "recall@5": recall_at_k(top, ds.relevant, k=K),
             "recall@10": recall_at_k(top, ds.relevant, k=10),
-            "rvr@5": rvr_at_k(top, ds.registry, k=K),
-            "risky@5": float(risky.sum(axis=1).mean()),
+            "rvr@5": rvr,
+            "risky@5": K * rvr,  # the share of the top 5 at level >= 3, as a count
             "needrisk_hit@5": needrisk_hit_at_k(top, ds.relevant, ds.registry, k=K)}
-
-
-def _empty(embed):
-    tools = embed.tool_embeddings_
-    return RankingBatch.full_pool(embed.registry, np.empty((0, tools.shape[1]), np.float32),
-                                  tools, encoder=embed.model_id_, queries=())
 
 
 def _rrf(*rankings, c=60):
@@ -151,16 +145,10 @@ def _rrf(*rankings, c=60):
 
 
 def _prefix(registry, *, sentences, alpha, cache=True):
-    """Encoder (whole query or sentences) -> retriever -> server graph, fitted on the catalogue."""
-    embed = FrozenEmbedder(registry, cache=cache, query_sentences=sentences).fit(None)
-    empty = _empty(embed)
-    steps = [("embed", embed),
-             ("retrieve", DenseRetriever(n_candidates=min(N_CANDIDATES, len(registry)),
-                                         k=K).fit(empty))]
-    if alpha:
-        steps.append(("smooth", GraphSmoother(alpha=alpha, edge_types=("server",),
-                                              k=K)._bind(empty, [])))
-    return Pipeline(steps)
+    """The pretrained pipeline before its filter, the encoder reading sentences or not and the
+    server graph at ``alpha`` (0: no smoothing); both act at transform, with no refit."""
+    pipe = Pipeline(pretrained_pipeline(registry, need_aware=False, cache=cache).steps[:3])
+    return pipe.set_params(embed__query_sentences=sentences, smooth__alpha=alpha)
 
 
 # -- training ---------------------------------------------------------------------------------
@@ -248,10 +236,9 @@ def list_lengths(ds, *, cache=True) -> dict:
     out = {}
     for k in (3, 5, 8, 10, 15):
         top = pretrained_pipeline(ds.registry, k=k, cache=cache).predict(ds.queries)
-        risky = np.array([[ds.registry.risk_of(t) >= 3 for t in row] for row in top])
         out[k] = {"recall@k": recall_at_k(top, ds.relevant, k=k),
                   "ndcg@k": ndcg_at_k(top, ds.relevant, k=k),
-                  "risky per list": float(risky.sum(axis=1).mean())}
+                  "risky per list": k * rvr_at_k(top, ds.registry, k=k)}
     return out
 
 

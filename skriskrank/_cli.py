@@ -91,18 +91,14 @@ def fit(args) -> int:
 
     _check_output(args.output)  # before any work: a bad path fails now, not after training
     registry = _registry(args.tools, args.labels, args.backend)
-    if args.log:
-        # What the pretrained pipeline reads (sentences, servers), and a reranker and need
-        # model trained on what the agent called after each search.
-        data = read_log(args.log, registry)
-        pipe = build_pipeline(registry, k=args.k, need_aware=True, epochs=args.epochs,
-                              backend=args.backend, risk_weight=args.risk_weight, verbose=1,
-                              query_sentences=True, edge_types=(*EDGE_TYPES, SERVER_EDGE))
-    else:
-        data = load_queries_jsonl(args.queries, registry)
-        pipe = build_pipeline(registry, k=args.k, need_aware=args.need_aware,
-                              epochs=args.epochs, backend=args.backend,
-                              risk_weight=args.risk_weight, verbose=1)
+    log = args.log is not None
+    data = read_log(args.log, registry) if log else load_queries_jsonl(args.queries, registry)
+    # From a log: what the pretrained pipeline reads (sentences, servers), with a reranker and
+    # need model trained on what the agent called after each search.
+    pipe = build_pipeline(registry, k=args.k, need_aware=args.need_aware or log,
+                          epochs=args.epochs, backend=args.backend,
+                          risk_weight=args.risk_weight, verbose=1, query_sentences=log,
+                          edge_types=(*EDGE_TYPES, SERVER_EDGE) if log else EDGE_TYPES)
     t0 = time.perf_counter()
     pipe.fit(data.queries, data.relevant)
     save(pipe, args.output)

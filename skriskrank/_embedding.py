@@ -227,10 +227,13 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         queries = check_queries(X)
         embedded, scores = self._encode(queries), None
         parts = [sentences(q) for q in queries] if self.query_sentences else []
-        if any(len(p) > 1 for p in parts):
-            cos = self._encode([s for p in parts for s in p]) @ self.tool_embeddings_.T
-            starts = np.cumsum([0, *map(len, parts[:-1])])
-            scores = np.maximum.reduceat(cos, starts, axis=0)
+        several = [i for i, p in enumerate(parts) if len(p) > 1]
+        if several:
+            # Only the queries of several sentences are encoded again, by sentence.
+            scores = embedded @ self.tool_embeddings_.T
+            cos = self._encode([s for i in several for s in parts[i]]) @ self.tool_embeddings_.T
+            starts = np.cumsum([0, *(len(parts[i]) for i in several[:-1])])
+            scores[several] = np.maximum.reduceat(cos, starts, axis=0)
         return RankingBatch(self.registry, embedded, self.tool_embeddings_, scores=scores,
                             encoder=self.model_id_, queries=queries)
 

@@ -7,8 +7,7 @@ from importlib import resources
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
-from sklearn.pipeline import Pipeline, make_pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.pipeline import Pipeline
 
 from ._batch import RankingBatch
 from ._embedding import FrozenEmbedder
@@ -37,14 +36,16 @@ def save_pretrained(path, relevance_model: _GoldModel) -> None:
     """Write the need model of :func:`pretrained_pipeline` to an ``.npz`` (no pickle).
 
     ``relevance_model`` is a fitted :class:`~skriskrank._gold_model._GoldModel` without the
-    query-neighbour feature (a new catalogue has no training queries to read it from).
+    query-neighbour feature (a new catalogue has no training queries to read it from); its
+    scaling is folded into the logistic regression's weights, the three numbers stored.
     """
     if relevance_model.knn or relevance_model.model_ is None:
         raise ValueError("the relevance model must be fitted, without the neighbour feature")
     scaler, logreg = relevance_model.model_[0], relevance_model.model_[-1]
+    coef = logreg.coef_ / scaler.scale_
+    intercept = logreg.intercept_ - coef @ scaler.mean_
     config = {"format": _FORMAT, "fit_rank": int(relevance_model.fit_rank)}
-    np.savez_compressed(path, mean=scaler.mean_, scale=scaler.scale_, coef=logreg.coef_,
-                        intercept=logreg.intercept_,
+    np.savez_compressed(path, coef=coef, intercept=intercept,
                         config=np.array(json.dumps(config, sort_keys=True)))
 
 
@@ -53,30 +54,22 @@ def _load(path) -> _GoldModel:
     try:
         with np.load(path, allow_pickle=False) as z:
             config = json.loads(str(z["config"]))
-            arrays = {k: np.asarray(z[k], dtype=np.float64)
-                      for k in ("mean", "scale", "coef", "intercept")}
+            coef, intercept = (np.asarray(z[k], dtype=np.float64) for k in ("coef", "intercept"))
         if config.get("format") != _FORMAT:
             raise ValueError(f"format {config.get('format')!r}, expected {_FORMAT}")
-        n = arrays["mean"].shape
-        if (n != (2,) or arrays["scale"].shape != n or arrays["coef"].shape != (1, 2)
-                or arrays["intercept"].shape != (1,)
-                or not all(np.isfinite(a).all() for a in arrays.values())
-                or not (arrays["scale"] > 0).all()):
-            raise ValueError("the need model's arrays have the wrong shape or values")
+        if (coef.shape != (1, 2) or intercept.shape != (1,)
+                or not (np.isfinite(coef).all() and np.isfinite(intercept).all())):
+            raise ValueError("the need model's weights have the wrong shape or values")
         fit_rank = int(config["fit_rank"])
         if fit_rank < 1:
             raise ValueError(f"fit_rank {fit_rank} < 1")
     except (OSError, KeyError, TypeError, ValueError) as err:
         raise ValueError(MSG_BAD_FILE.format(path=path, error=err)) from None
-    model = make_pipeline(StandardScaler(), LogisticRegression())
-    scaler, logreg = model[0], model[-1]
-    scaler.mean_, scaler.scale_ = arrays["mean"], arrays["scale"]
-    scaler.var_ = scaler.scale_**2
-    scaler.n_features_in_ = logreg.n_features_in_ = 2
-    logreg.coef_, logreg.intercept_ = arrays["coef"], arrays["intercept"]
+    logreg = LogisticRegression()
+    logreg.coef_, logreg.intercept_, logreg.n_features_in_ = coef, intercept, 2
     logreg.classes_ = np.array([False, True])
     gold = _GoldModel(False, fit_rank)
-    gold.model_ = model
+    gold.model_ = logreg
     return gold
 
 

@@ -150,7 +150,8 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5,
     for _, tool in listed:
         counts[tool["name"]] = counts.get(tool["name"], 0) + 1
     labels = dict(labels or {})
-    entries, records, levels, accepted = {}, [], {}, {}
+    # Tools by server, in the order the servers listed them (load_tools names the servers).
+    entries, by_server, levels, accepted = {}, {}, {}, {}
     for server, tool in listed:
         name = tool["name"] if counts[tool["name"]] == 1 else f"{server}{SEPARATOR}{tool['name']}"
         if not MCP_TOOL_NAME.fullmatch(name) or name in entries:
@@ -165,12 +166,9 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5,
             levels[name] = label
             accepted[name] = _accepted_flags(name, label)
         entries[name] = Entry(name, server, tool["name"], tool, digest, changed)
-        records.append({**tool, "name": name})
-    if not records:
+        by_server.setdefault(server, {"tools": []})["tools"].append({**tool, "name": name})
+    if not by_server:
         return Catalogue(entries={})
-    by_server: dict[str, dict] = {}
-    for record in records:  # in server order already: the servers' tools as listed
-        by_server.setdefault(entries[record["name"]].server, {"tools": []})["tools"].append(record)
     registry = load_tools(by_server, risk=levels, scan=False)
     # Scanned with each tool's server, so a tool imitating another server's is found; a
     # changed tool is flagged too, and every flag grades a tool at least level 4.

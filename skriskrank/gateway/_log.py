@@ -90,7 +90,6 @@ def read_log(path, registry):
         1,048,576 characters, or a search whose query is not valid text; or if nothing can be
         learned from the log.
     """
-    from .._inputs import check_query
     from ..datasets import ToolRetrievalDataset
 
     path = Path(path)
@@ -104,26 +103,11 @@ def read_log(path, registry):
 
     with path.open(encoding="utf-8") as fh:
         for n, line in enumerate(fh, start=1):
-            def fail(problem, n=n):
-                return ValueError(MSG_LOG_LINE.format(path=path, line=n, problem=problem))
-            if len(line) > MAX_LINE_CHARS:
-                raise fail(f"longer than {MAX_LINE_CHARS:,} characters")
-            if not line.strip():
-                continue
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise fail(f"not JSON ({err.msg})") from None
-            if not isinstance(event, dict):
-                raise fail("not a JSON object")
+            event = _event(path, n, line)
             session = str(event.get("session"))
             if event.get("event") == "search":
-                try:
-                    query = check_query(event.get("query"), "the search's query")
-                except ValueError as err:
-                    raise fail(str(err)) from None
                 close(session)
-                open_search[session] = (f"line{n}", query, set())
+                open_search[session] = (f"line{n}", event["query"], set())
                 searches += 1
             elif (event.get("event") == "call" and event.get("decision") in
                   ("allowed", "confirmed") and session in open_search):
@@ -137,3 +121,28 @@ def read_log(path, registry):
     ids, queries, relevant = zip(*rows, strict=True)
     return ToolRetrievalDataset("gateway log", "log", registry, queries, relevant,
                                 query_ids=ids)
+
+
+def _event(path, n: int, line: str) -> dict:
+    """Line ``n`` of a log as an event (``{}`` for a blank line), a search's query checked."""
+    from .._inputs import check_query
+
+    def fail(problem):
+        return ValueError(MSG_LOG_LINE.format(path=path, line=n, problem=problem))
+
+    if len(line) > MAX_LINE_CHARS:
+        raise fail(f"longer than {MAX_LINE_CHARS:,} characters")
+    if not line.strip():
+        return {}
+    try:
+        event = json.loads(line)
+    except json.JSONDecodeError as err:
+        raise fail(f"not JSON ({err.msg})") from None
+    if not isinstance(event, dict):
+        raise fail("not a JSON object")
+    if event.get("event") == "search":
+        try:
+            event["query"] = check_query(event.get("query"), "the search's query")
+        except ValueError as err:
+            raise fail(str(err)) from None
+    return event
