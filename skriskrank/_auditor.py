@@ -22,7 +22,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._axes import rubric_axes, states_destruction
 from ._embedding import MSG_QUERY_BAD, check_queries
-from ._encoder import encode
+from ._encoder import BACKENDS, encode
 from ._encoder import resolve_model as _resolve_model
 from ._hints import _hint_permissions, describe_hints
 from ._permissions import _CAMEL
@@ -146,7 +146,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
     cache : bool or str, default=True
         Embedding cache, as for :class:`FrozenEmbedder`: in memory, plus on disk when a
         directory is given.
-    backend : {"torch", "onnx"}, default="torch"
+    backend : {"torch", "onnx", "onnx-int8"}, default="torch"
         What runs the encoder, as for :class:`FrozenEmbedder`.
     show_progress_bar : bool or None, default=None
         A tqdm progress bar while encoding; ``None`` shows one for more than 1,000 texts.
@@ -204,7 +204,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         "model": [str, os.PathLike, None],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "cache": ["boolean", str, os.PathLike],
-        "backend": [StrOptions({"torch", "onnx"})],
+        "backend": [StrOptions(set(BACKENDS))],
         "show_progress_bar": ["boolean", None],
     }
 

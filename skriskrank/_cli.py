@@ -18,6 +18,10 @@ from ._inputs import check_query
 
 __all__ = ["main"]
 
+# skriskrank._encoder.BACKENDS, written out so that ``--help`` needs no numpy (a test checks
+# that the two agree).
+_BACKENDS = ("torch", "onnx", "onnx-int8")
+
 MSG_ONE_SOURCE = "give a model file or --tools, not both (and at least one)."
 MSG_NOT_PIPELINE = (
     "{path} holds a {type}, not a pipeline that starts with FrozenEmbedder; skriskrank fit "
@@ -235,8 +239,9 @@ def _parser():
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     tools = dict(action="append", metavar="TOOLS", help="a tool catalogue: an MCP tools/list "
                  "result, an OpenAI or Anthropic tool list (JSON), or a CSV; repeatable")
-    backend = dict(choices=["torch", "onnx"], default="torch",
-                   help="what runs the encoder: PyTorch (default) or ONNX Runtime (CPU)")
+    backend = dict(choices=_BACKENDS, default="torch",
+                   help="what runs the encoder: PyTorch (default), ONNX Runtime (CPU), or ONNX "
+                   "Runtime with int8 weights for the tools' texts")
     labels = dict(help='JSON object of declared risk levels: {"tool": 1..5}; the packaged '
                   "RiskAuditor grades the other tools")
 

@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import check_relevant
 from ._batch import RankingBatch
-from ._encoder import check_device, encode, get_store, resolve_model
+from ._encoder import BACKENDS, check_device, encode, get_store, query_backend, resolve_model
 from ._inputs import MAX_QUERY_LENGTH, check_query
 from ._registry import ToolRegistry
 
@@ -90,10 +90,11 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         its queries again (the tool embeddings are computed once, in ``fit``).
     device : str, default="cpu"
         Torch device for the encoder, e.g. ``"cpu"`` or ``"cuda:0"``.
-    backend : {"torch", "onnx"}, default="torch"
+    backend : {"torch", "onnx", "onnx-int8"}, default="torch"
         What runs the encoder: PyTorch, or ONNX Runtime on the CPU (``pip install
         'skriskrank[onnx]'``; the model is exported from its installed weights on first use
-        and kept in ``$SKRISKRANK_CACHE``); each has its own cache.
+        and kept in ``$SKRISKRANK_CACHE``); ``"onnx-int8"`` encodes the tools with int8
+        weights and the queries with the fp32 ONNX graph. Each has its own cache.
     show_progress_bar : bool or None, default=None
         Show a progress bar while encoding; ``None`` shows one for encodes of more than
         1,000 new texts.
@@ -138,7 +139,7 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "cache": ["boolean", Interval(Integral, 1, None, closed="left"), str, os.PathLike],
         "device": [str],
-        "backend": [StrOptions({"torch", "onnx"})],
+        "backend": [StrOptions(set(BACKENDS))],
         "show_progress_bar": ["boolean", None],
         "query_sentences": ["boolean"],
     }
@@ -162,10 +163,10 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         tags.transformer_tags.preserves_dtype = []
         return tags
 
-    def _encode(self, texts: list[str]) -> np.ndarray:
+    def _encode(self, texts: list[str], *, tools=False) -> np.ndarray:
         return encode(texts, model=self.model, batch_size=self.batch_size, device=self.device_,
                       cache=self.cache, show_progress_bar=self.show_progress_bar,
-                      backend=self.backend)[0]
+                      backend=self.backend if tools else query_backend(self.backend))[0]
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -199,7 +200,7 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         key = ("tools", self.registry.fingerprint)
         tools = None if store is None else store.shared.get(key)
         if tools is None:
-            tools = self._encode(self.registry.texts)
+            tools = self._encode(self.registry.texts, tools=True)
             tools.flags.writeable = False
             if store is not None:
                 with store.lock:  # a concurrent fit may have stored one first
@@ -238,7 +239,7 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
                             encoder=self.model_id_, queries=queries)
 
     def encode(self, texts) -> np.ndarray:
-        """L2-normalized embeddings of arbitrary texts, through the same cache.
+        """L2-normalized embeddings of arbitrary texts, as queries, through the same cache.
 
         Parameters
         ----------
@@ -264,7 +265,8 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         n_encoded : int
         """
         device = getattr(self, "device_", None) or check_device(self.device)
-        store = get_store(resolve_model(self.model)[0], device=device,
-                          batch_size=self.batch_size, cache=self.cache, backend=self.backend,
-                          create=False)
-        return 0 if store is None else store.n_encoded
+        stores = [get_store(resolve_model(self.model)[0], device=device,
+                            batch_size=self.batch_size, cache=self.cache, backend=backend,
+                            create=False)
+                  for backend in {self.backend, query_backend(self.backend)}]
+        return sum(store.n_encoded for store in stores if store is not None)

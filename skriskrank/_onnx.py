@@ -8,6 +8,12 @@ downloaded), with mean pooling and L2 normalisation inside it, and kept in a cac
 and the exporter. Texts are tokenised with the model's own fast tokenizer, truncated to its
 ``max_seq_length``, and batched by length, as sentence-transformers does.
 
+``backend="onnx-int8"`` runs a copy of that graph whose matrix weights are quantized to int8
+per output channel (ONNX Runtime's dynamic quantization: activations are quantized on the fly,
+so no calibration data is needed), made from the fp32 graph on first use and cached beside it.
+It is used for the catalogue's texts only; queries go through the fp32 graph
+(:func:`~skriskrank._encoder.query_backend`).
+
 Only models that sentence-transformers runs as a transformer, mean pooling and normalisation
 (all-MiniLM-L6-v2, the default, is one) are supported; others keep ``backend="torch"``.
 """
@@ -16,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import tempfile
 import warnings
@@ -92,6 +99,30 @@ def _export(model_dir: Path, path: Path) -> None:
         Path(tmp).unlink(missing_ok=True)
 
 
+def _quantize(src: Path, path: Path) -> None:
+    """Write ``src`` with its MatMul weights in int8, one scale per output channel, atomically."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    class _Quiet(logging.Filter):
+        # quantize_dynamic logs a hint on the root logger to run a pre-processing pass,
+        # which fails on this graph (incomplete symbolic shapes) and is not needed for it.
+        def filter(self, record):
+            return "pre-processing" not in record.getMessage()
+
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".onnx.tmp")
+    os.close(fd)
+    quiet, root = _Quiet(), logging.getLogger()
+    root.addFilter(quiet)
+    try:
+        # Per channel: one scale per output column keeps the embeddings closest to fp32
+        # (measured: mean cosine 0.994 against 0.957 with one scale per matrix).
+        quantize_dynamic(src, tmp, per_channel=True, weight_type=QuantType.QInt8)
+        os.replace(tmp, path)
+    finally:
+        root.removeFilter(quiet)
+        Path(tmp).unlink(missing_ok=True)
+
+
 class OnnxEncoder:
     """A sentence encoder that runs an exported ONNX graph; its ``encode`` is the torch one's.
 
@@ -102,9 +133,11 @@ class OnnxEncoder:
     cache_dir : str or path-like or None, default=None
         Where the exported graph is kept; ``None`` is ``$SKRISKRANK_CACHE`` or
         ``~/.cache/skriskrank``.
+    int8 : bool, default=False
+        Run the graph with int8 weights (``backend="onnx-int8"``).
     """
 
-    def __init__(self, model_dir, cache_dir=None):
+    def __init__(self, model_dir, cache_dir=None, *, int8=False):
         try:
             import onnxruntime as ort
             from tokenizers import Tokenizer
@@ -124,6 +157,10 @@ class OnnxEncoder:
             hashlib.sha256(key.encode()).hexdigest()[:24] + ".onnx")
         if not path.is_file():
             _export(model_dir, path)
+        if int8:
+            fp32, path = path, path.with_suffix(".int8.onnx")
+            if not path.is_file():
+                _quantize(fp32, path)
         options = ort.SessionOptions()
         options.inter_op_num_threads = 1
         self.session = ort.InferenceSession(str(path), options,

@@ -738,3 +738,27 @@ def test_the_onnx_backend_agrees_with_pytorch_and_exports_once(tmp_path, monkeyp
 
     with pytest.raises(ValueError, match="backend='onnx' runs on the CPU"):
         load_model("x", "cuda:0", "x", backend="onnx")
+
+
+@pytest.mark.slow
+def test_onnx_int8_encodes_tools_in_int8_and_queries_in_fp32(tmp_path, monkeypatch):
+    from skriskrank._cli import _BACKENDS
+    from skriskrank._encoder import BACKENDS
+    from skriskrank.datasets import load_demo
+
+    assert _BACKENDS == BACKENDS
+    monkeypatch.setenv("SKRISKRANK_CACHE", str(tmp_path))
+    demo = load_demo()
+    queries = demo.queries[:50]
+    fp32 = FrozenEmbedder(demo.registry, backend="onnx").fit(None)
+    int8 = FrozenEmbedder(demo.registry, backend="onnx-int8").fit(None)
+    # Only the catalogue goes through the int8 graph: it is close to fp32, not equal to it.
+    cosine = (fp32.tool_embeddings_ * int8.tool_embeddings_).sum(axis=1)
+    assert 0.98 <= cosine.min() and cosine.max() < 1 - 1e-6, (cosine.min(), cosine.max())
+    np.testing.assert_allclose(np.linalg.norm(int8.tool_embeddings_, axis=1), 1.0, atol=1e-5)
+    # Queries run in fp32 ONNX, so a query's scores are its fp32 embedding against int8 tools.
+    np.testing.assert_allclose(int8.encode(queries), fp32.encode(queries), atol=1e-6)
+    scores = int8.transform(queries).scores
+    np.testing.assert_allclose(scores, fp32.encode(queries) @ int8.tool_embeddings_.T, atol=1e-5)
+    graphs = sorted(p.name for p in (tmp_path / "onnx").glob("*.onnx"))
+    assert len(graphs) == 2 and graphs[0].endswith(".int8.onnx"), graphs  # fp32 and int8, once

@@ -135,7 +135,7 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5,
         Grades the tools without a level; ``None`` is :meth:`~skriskrank.RiskAuditor.pretrained`.
     k : int, default=5
         The list length of the pipeline.
-    backend : {"torch", "onnx"}, default="torch"
+    backend : {"torch", "onnx", "onnx-int8"}, default="torch"
         What runs the encoder.
 
     Returns

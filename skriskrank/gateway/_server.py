@@ -100,7 +100,7 @@ class Gateway:
         Where searches and calls are recorded.
     expose : bool, default=False
         List the last search's tools in the gateway's own ``tools/list``.
-    backend : {"torch", "onnx"}, default="torch"
+    backend : {"torch", "onnx", "onnx-int8"}, default="torch"
         What runs the encoder that grades and searches.
     """
 
