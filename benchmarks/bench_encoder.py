@@ -1,12 +1,20 @@
-"""Benchmark: the encoder's backends, PyTorch against ONNX Runtime, side by side in one run.
+"""Benchmark: the encoder's backends (PyTorch, ONNX Runtime, ONNX Runtime int8), side by side.
 
-- single-query latency: 300 distinct short requests, each encoded by each backend in turn
-  (no cache), p50 and p99;
-- throughput: 1,000 and 10,000 tool texts of real length (Seal-Tools tools with their
-  parameters, ``name: description Parameters: ...``), best of two interleaved runs;
-- agreement: the cosine of the two backends' embeddings of every text;
-- quality: dense retrieval NDCG@5 on UltraTool (1,000 queries over 2,032 tools) and on
-  Seal-Tools ``test_in_domain`` (700 over 4,076) with each backend.
+Every measure runs the three backends in one process, interleaved, so their ratios hold under
+the shared machine's load:
+
+- single-query latency: 300 distinct short requests, each encoded alone by each backend in
+  turn (no cache), p50 and p99; a query runs through :func:`~skriskrank._encoder.query_backend`
+  (``"onnx-int8"`` encodes queries with the fp32 graph);
+- throughput: 1,000 and 10,000 real tool texts (the harvested MCP tools with their
+  parameters, then UltraTool's and Seal-Tools' tools, as ``benchmarks.bench_audit`` builds
+  them), best of two interleaved runs, and the cosine of each backend's embeddings with
+  PyTorch's;
+- quality, each against PyTorch: dense retrieval NDCG@5 on UltraTool (1,000 queries over
+  2,032 tools) and Seal-Tools ``test_in_domain`` (700 over 4,076); the learned pipeline
+  (embed -> retrieve(100) -> rerank) on UltraTool 5-fold, NDCG@5 and RVR@5; the auditor's
+  pooled 5-fold QWK on both benchmarks' labels (with the harvested tools' hint bounds, as the
+  packaged model is trained).
 
 Run ``python -m benchmarks.bench_encoder --data ../shared/data`` (``--quick``: smaller).
 """
@@ -15,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 import time
 from pathlib import Path
 
@@ -22,75 +31,163 @@ import numpy as np
 
 from benchmarks._common import RESULTS, environment, md_table, write_json, write_md
 
-BACKENDS = ("torch", "onnx")
+BACKENDS = ("torch", "onnx", "onnx-int8")
 
 
 def _texts(data, n):
-    tools = [json.loads(line) for line in open(Path(data) / "sealtools" / "tool.jsonl")]
-    texts = []
-    for t in tools:
-        params = "; ".join(f"{k} ({v.get('description', '')})"
-                           for k, v in (t.get("parameters") or {}).items())
-        texts.append(f"{t['api_name']}: {t['api_description']} Parameters: {params}")
-    rng = np.random.default_rng(0)
-    return [texts[i % len(texts)] + ("" if i < len(texts) else f" ({i})")
-            for i in rng.permutation(max(n, len(texts)))[:n]]
+    from benchmarks.bench_audit import catalogue
+    from skriskrank import load_tools
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "tools.json"
+        path.write_text(json.dumps(catalogue(data, n)))
+        return load_tools([path], scan=False).texts
 
 
-def _encoder(backend):
-    from skriskrank._encoder import load_model, resolve_model
+def _encode(texts, backend):
+    from skriskrank._encoder import encode
 
-    return load_model(resolve_model(None)[1], "cpu", "default", backend=backend)
-
-
-def _encode(model, texts):
-    from skriskrank._encoder import _forward
-
-    return _forward(model, texts, 64, False)
+    return encode(texts, cache=False, backend=backend, show_progress_bar=False)[0]
 
 
-def run(data, *, n_queries, sizes):
-    from skriskrank.datasets import load_sealtools, load_ultratool
-    from skriskrank.metrics import ndcg_at_k
+def latency(n_queries):
+    from skriskrank._encoder import query_backend
 
-    models = {b: _encoder(b) for b in BACKENDS}
     queries = [f"{v} {o} #{i}" for i, (v, o) in enumerate(
         (v, o) for v in ("delete", "archive", "email me", "translate", "summarise", "back up")
         for o in ("the old log files", "last week's invoices", "the sales report",
                   "all unread messages", "the meeting notes") * 10)][:n_queries]
-    for m in models.values():
-        _encode(m, queries[:5])
+    for b in BACKENDS:
+        _encode(queries[:5], query_backend(b))
     lat = {b: [] for b in BACKENDS}
     for q in queries:
-        for b, m in models.items():
+        for b in BACKENDS:
             t0 = time.perf_counter()
-            _encode(m, [q])
+            _encode([q], query_backend(b))
             lat[b].append(1e3 * (time.perf_counter() - t0))
-    result = {"latency_ms": {b: {"p50": float(np.median(v)), "p99": float(np.percentile(v, 99))}
-                             for b, v in lat.items()}, "throughput": {}}
-    for n in sizes:
-        texts = _texts(data, n)
-        best, emb = {b: float("inf") for b in BACKENDS}, {}
-        for _ in range(2):
-            for b, m in models.items():
-                t0 = time.perf_counter()
-                emb[b] = _encode(m, texts)
-                best[b] = min(best[b], time.perf_counter() - t0)
-        cos = (emb["torch"] * emb["onnx"]).sum(axis=1)
-        result["throughput"][n] = {**{f"{b}_s": best[b] for b in BACKENDS},
-                                   "median_chars": float(np.median([len(t) for t in texts])),
-                                   "cosine_min": float(cos.min()),
-                                   "cosine_mean": float(cos.mean())}
-    quality = {}
+    return {b: {"p50": float(np.median(v)), "p99": float(np.percentile(v, 99))}
+            for b, v in lat.items()}
+
+
+def throughput(data, n):
+    texts = _texts(data, n)
+    best, emb = {b: float("inf") for b in BACKENDS}, {}
+    for _ in range(2):
+        for b in BACKENDS:
+            t0 = time.perf_counter()
+            emb[b] = _encode(texts, b)
+            best[b] = min(best[b], time.perf_counter() - t0)
+    cos = {b: (emb["torch"] * emb[b]).sum(axis=1) for b in BACKENDS[1:]}
+    return {"seconds": best, "n_texts": len(texts),
+            "median_chars": float(np.median([len(t) for t in texts])),
+            "cosine": {b: {"min": float(c.min()), "mean": float(c.mean())}
+                       for b, c in cos.items()}}
+
+
+def dense_ndcg(data):
+    from skriskrank import FrozenEmbedder
+    from skriskrank.datasets import load_sealtools, load_ultratool
+    from skriskrank.metrics import ndcg_at_k
+
+    out = {}
     for name, ds in (("UltraTool", load_ultratool(Path(data) / "ultratool")),
                      ("Seal-Tools", load_sealtools(Path(data) / "sealtools", "test_in_domain"))):
-        quality[name] = {}
-        for b, m in models.items():
-            tools, q = _encode(m, ds.registry.texts), _encode(m, ds.queries)
-            top = np.argsort(-(q @ tools.T), axis=1, kind="stable")[:, :5]
-            quality[name][b] = ndcg_at_k(ds.registry.names[top], ds.relevant, k=5)
-    result["dense_ndcg5"] = quality
+        out[name] = {}
+        for b in BACKENDS:
+            embed = FrozenEmbedder(ds.registry, backend=b, show_progress_bar=False).fit(None)
+            top = embed.transform(ds.queries).ranked_names(5)
+            out[name][b] = float(ndcg_at_k(top, ds.relevant, k=5))
+    return out
+
+
+def pipeline_ultratool(data, folds):
+    """embed -> retrieve(100) -> rerank on UltraTool, 5-fold, as ``pipeline_quality`` runs it."""
+    from sklearn.model_selection import KFold
+    from sklearn.pipeline import Pipeline
+
+    from skriskrank import DenseRetriever, FrozenEmbedder, RiskAwareReranker
+    from skriskrank.datasets import load_ultratool
+    from skriskrank.metrics import ranking_report
+
+    ds = load_ultratool(Path(data) / "ultratool")
+    runs = {b: [] for b in BACKENDS}
+    for f, (tr, te) in enumerate(KFold(5, shuffle=True, random_state=0).split(ds.queries)):
+        if f >= folds:
+            break
+        train, test = ds.subset(tr), ds.subset(te)
+        for b in BACKENDS:
+            pipe = Pipeline([
+                ("embed", FrozenEmbedder(ds.registry, backend=b, show_progress_bar=False)),
+                ("retrieve", DenseRetriever(n_candidates=100)),
+                ("rerank", RiskAwareReranker(risk_weight=0.1, random_state=0)),
+            ]).fit(train.queries, train.relevant)
+            rep = ranking_report(pipe.predict(test.queries), test.relevant, ds.registry, k=5)
+            runs[b].append([float(rep["ndcg@5"]), float(rep["rvr@5"])])
+    return {b: dict(zip(("ndcg@5", "rvr@5"), np.mean(v, axis=0).tolist(), strict=True))
+            for b, v in runs.items()}
+
+
+def auditor_qwk(data, folds):
+    """The auditor's pooled k-fold QWK (coverage 0.5), as ``benchmarks.audit`` measures it."""
+    from sklearn.base import clone
+    from sklearn.model_selection import StratifiedKFold
+
+    from benchmarks.audit import _measures, _quantile, harvest, pooled, training_registries
+    from skriskrank import RiskAuditor
+
+    texts, y, _ = pooled(training_registries(data))
+    texts = np.asarray(texts, dtype=object)
+    marked = harvest()
+    out = {}
+    for b in BACKENDS:
+        auditor = RiskAuditor(backend=b, show_progress_bar=False)
+        P = np.zeros((len(y), 5))
+        for tr, te in StratifiedKFold(folds, shuffle=True, random_state=0).split(texts, y):
+            fitted = clone(auditor).fit(list(texts[tr]) + list(marked["texts"]),
+                                 [[v, v] for v in y[tr]] + marked["bounds"].tolist())
+            P[te] = fitted.set_params(coverage=0.5).predict_proba(list(texts[te]))
+        out[b] = _measures(y, _quantile(P, 0.5))["qwk"]
+    return out
+
+
+def run(data, *, n_queries, sizes, folds):
+    result = {"latency_ms": latency(n_queries)}
+    result["throughput"] = {n: throughput(data, n) for n in sizes}
+    result["dense_ndcg5"] = dense_ndcg(data)
+    result["pipeline_ultratool"] = pipeline_ultratool(data, folds)
+    result["auditor_qwk"] = auditor_qwk(data, folds)
     return result
+
+
+def render(result) -> str:
+    lat, thr = result["latency_ms"], result["throughput"]
+
+    def speed(label, values):  # seconds or ms: lower is better; the ratio is torch / backend
+        return [label, *(f"{values[b]:.2f}" for b in BACKENDS),
+                *(f"{values['torch'] / values[b]:.2f}x" for b in BACKENDS[1:])]
+
+    def quality(label, values, fmt=".4f"):
+        return [label, *(f"{values[b]:{fmt}}" for b in BACKENDS),
+                *(f"{values[b] - values['torch']:+{fmt}}" for b in BACKENDS[1:])]
+
+    rows = [speed("single query p50 (ms)", {b: lat[b]["p50"] for b in BACKENDS}),
+            speed("single query p99 (ms)", {b: lat[b]["p99"] for b in BACKENDS})]
+    rows += [speed(f"{t['n_texts']:,} tool texts (s; median {t['median_chars']:.0f} characters)",
+                   t["seconds"]) for t in thr.values()]
+    rows += [quality(f"dense NDCG@5, {name}", v) for name, v in result["dense_ndcg5"].items()]
+    pipe = result["pipeline_ultratool"]
+    rows += [quality(f"pipeline {m.upper()}, UltraTool 5-fold", {b: pipe[b][m] for b in BACKENDS})
+             for m in ("ndcg@5", "rvr@5")]
+    rows.append(quality("auditor pooled 5-fold QWK", result["auditor_qwk"]))
+    cos = "; ".join(f"{b} at {t['n_texts']:,}: min {c['min']:.4f}, mean {c['mean']:.4f}"
+                    for t in thr.values() for b, c in t["cosine"].items())
+    return ("# The encoder's backends: PyTorch, ONNX Runtime and ONNX Runtime int8\n\n"
+            "`python -m benchmarks.bench_encoder`. Ratios are PyTorch's time over the "
+            "backend's (higher is faster); differences are the backend's score minus "
+            "PyTorch's. `onnx-int8` encodes tool texts with int8 weights and queries with the "
+            "fp32 graph, so its query latency is the fp32 graph's.\n\n"
+            + md_table(["measure", *BACKENDS, "onnx vs torch", "onnx-int8 vs torch"], rows)
+            + f"\n\nCosine with PyTorch's embeddings of the same texts: {cos}.\n")
 
 
 def main(argv=None):
@@ -100,27 +197,11 @@ def main(argv=None):
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     result = run(args.data, n_queries=50 if args.quick else 300,
-                 sizes=(200,) if args.quick else (1_000, 10_000))
+                 sizes=(200,) if args.quick else (1_000, 10_000), folds=2 if args.quick else 5)
     result["environment"] = environment()
-    lat, thr, q = result["latency_ms"], result["throughput"], result["dense_ndcg5"]
-    rows = [["single query p50 (ms)", f"{lat['torch']['p50']:.2f}", f"{lat['onnx']['p50']:.2f}",
-             f"{lat['torch']['p50'] / lat['onnx']['p50']:.2f}x"],
-            ["single query p99 (ms)", f"{lat['torch']['p99']:.2f}", f"{lat['onnx']['p99']:.2f}",
-             f"{lat['torch']['p99'] / lat['onnx']['p99']:.2f}x"]]
-    rows += [[f"{n:,} tool texts (s; median {t['median_chars']:.0f} characters)",
-              f"{t['torch_s']:.2f}", f"{t['onnx_s']:.2f}", f"{t['torch_s'] / t['onnx_s']:.2f}x"]
-             for n, t in thr.items()]
-    rows += [[f"dense NDCG@5, {name}", f"{v['torch']:.4f}", f"{v['onnx']:.4f}",
-              f"{v['onnx'] - v['torch']:+.4f}"] for name, v in q.items()]
-    cos = [f"{n:,}: min {t['cosine_min']:.6f}, mean {t['cosine_mean']:.6f}"
-           for n, t in thr.items()]
-    text = ("# The encoder's backends: PyTorch against ONNX Runtime (fp32)\n\n"
-            + md_table(["measure", "torch", "onnx", "onnx vs torch"], rows)
-            + "\n\nCosine of the two backends' embeddings of the same texts: "
-            + "; ".join(cos) + ".\n")
     write_json(args.out, "bench_encoder", result)
-    write_md(args.out, "bench_encoder", text)
-    print(text)
+    write_md(args.out, "bench_encoder", render(result))
+    print(render(result))
     return result
 
 
