@@ -44,8 +44,7 @@ PRETRAINED_FILE = "risk_auditor.npz"
 #: Format version of the ``.npz`` written by :meth:`RiskAuditor.save` (2: the rubric's axes).
 _FORMAT = 2
 
-#: Rounds of fitting on level bounds: each refits with the tools' levels weighted by what
-#: the previous fit predicts within their bounds (expectation-maximisation).
+#: Rounds of fitting on level bounds (the expectation-maximisation of :meth:`RiskAuditor.fit`).
 _BOUNDS_ROUNDS = 2
 
 #: Longest tool text graded, in characters (a tool's text holds its schema's parameters).
@@ -113,8 +112,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
     coverage : float in (0, 1], default=DEFAULT_COVERAGE
         The conservative rule's probability: ``predict`` gives the lowest level ``L`` with
         ``P(level <= L) >= coverage``. ``0.5`` gives the median level; higher values give
-        higher levels (never lower ones). The default is the smallest value whose
-        cross-validated recall of level >= 3 tools reached 0.90 on the training labels.
+        higher levels (never lower ones).
     C : float, default=3.0
         Inverse L2 regularisation of the logistic regression.
     lexical_weight : float, default=1.0
@@ -427,12 +425,9 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         names, texts = self._texts(X)
         logits = self._features(names, texts) @ self.coef_.T.astype(np.float64)
         text_P = softmax(logits + self.intercept_.astype(np.float64), axis=1)
-        # A tool whose name says it destroys something is at least level 3, as a hint raises.
         _raise_to(text_P, states_destruction(names), RISKY_LEVEL)
         P = text_P.copy()
         if isinstance(X, ToolRegistry):
-            # A destructive tool is at least level 3, a trusted read-only one at most level 3,
-            # and a tool flagged for poisoning at least level 4, whatever its hints say.
             poisoned = flagged(X)
             low = X.declares_destructive & ~poisoned
             read_only = np.array([h.get("readOnlyHint") is True for h in X.declared_hints],

@@ -60,12 +60,7 @@ def _check_hints(name: str, hints) -> Mapping[str, object]:
 
 
 def _declares_destructive(hints: Mapping[str, object]) -> bool:
-    """Whether the author marks the tool destructive, by the specification's defaults.
-
-    Only a tool whose author set a hint counts: one that declares ``destructiveHint: true``,
-    or declares ``readOnlyHint: false`` and leaves ``destructiveHint`` at its default (true).
-    A tool with no hints at all (every OpenAI or Anthropic tool) has declared nothing.
-    """
+    """Whether the author marks the tool destructive (see ToolRegistry.declares_destructive)."""
     if not ({"readOnlyHint", "destructiveHint"} & hints.keys()):
         return False
     full = {**HINT_DEFAULTS, **hints}

@@ -99,9 +99,9 @@ class ToolRegistry:
     text_template : str or callable, default=None
         The encoder's text per tool: a format string with ``{name}``, ``{description}`` and
         ``{parameters}`` (:func:`format_parameters`), or a callable ``(name, description,
-        parameters) -> str``. ``None`` is ``"{name}: {description}"`` for a tool
-        without parameters and ``"{name}: {description} Parameters: {parameters}"`` for one
-        with parameters.
+        parameters) -> str`` given the ``(name, description)`` pairs. ``None`` is
+        ``"{name}: {description}"`` for a tool without parameters and
+        ``"{name}: {description} Parameters: {parameters}"`` for one with parameters.
 
     Attributes
     ----------
@@ -370,7 +370,6 @@ class ToolRegistry:
         return hash(self.fingerprint)
 
     def __deepcopy__(self, memo):
-        # Immutable: clone() and deepcopy share the catalogue instead of copying it.
         return self
 
     def __setstate__(self, state):

@@ -172,7 +172,6 @@ def _normalise(tool, i: int, where: str) -> dict:
     if desc is not None and not isinstance(desc, str):
         raise ValueError(MSG_BAD_DESCRIPTION.format(where=where, name=name, value=desc))
     if not desc or not desc.strip():
-        # MCP makes the description optional: fall back on the titles, then on the name.
         titles = [tool.get("title"), (annotations or {}).get("title")]
         desc = next((t for t in titles if isinstance(t, str) and t.strip()), name)
     return {
@@ -229,12 +228,7 @@ def load_tools(
         (``ToolRegistry.flags``): a flagged tool is graded at least level 4 and ranks
         after every unflagged one. Turn it off only for servers you control.
     text_template : str or callable, default=None
-        The text the encoder sees per tool; ``None`` is ``"{name}: {description}"`` for a
-        tool without parameters and ``"{name}: {description} Parameters: {parameters}"``
-        otherwise, with ``{parameters}`` as ``"path (File to read); head (...)"``. A string
-        may use ``{name}``, ``{description}`` and ``{parameters}``; a callable gets ``(name,
-        description, parameters)`` with ``parameters`` a tuple of ``(name, description)``
-        pairs.
+        As for :class:`ToolRegistry`.
 
     Returns
     -------
@@ -336,30 +330,29 @@ def load_tools(
     return registry
 
 
+def _read_json(path: Path, missing: str, empty: str | None = None):
+    """The JSON of a file (a byte-order mark is allowed), naming the file in every error."""
+    if not path.is_file():
+        raise FileNotFoundError(missing.format(path=path))
+    text = path.read_text(encoding="utf-8-sig")
+    if empty and not text.strip():
+        raise ValueError(empty.format(where=path))
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(MSG_BAD_JSON.format(where=path, line=err.lineno, error=err.msg)) from None
+
+
 def _file_catalogues(path) -> list[tuple[str, str | None, list]]:
     """``(where, server, tools)`` per server of one JSON file (named by the file)."""
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(MSG_MISSING_FILE.format(path=path))
-    text = path.read_text(encoding="utf-8-sig")
-    if not text.strip():
-        raise ValueError(MSG_EMPTY_SOURCE.format(where=path))
-    try:
-        source = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ValueError(MSG_BAD_JSON.format(where=path, line=err.lineno, error=err.msg)) from None
-    return _catalogues(source, str(path), path.stem)
+    return _catalogues(_read_json(path, MSG_MISSING_FILE, MSG_EMPTY_SOURCE), str(path), path.stem)
 
 
 def read_levels(path) -> dict:
     """The levels file of ``--labels``: a JSON object of tool names to levels 1..5."""
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"Labels file not found: {path}")
-    try:
-        labels = json.loads(path.read_text(encoding="utf-8-sig"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path}, line {err.lineno}: not valid JSON ({err.msg}).") from None
+    labels = _read_json(path, "Labels file not found: {path}")
     if not isinstance(labels, dict):
         raise ValueError(MSG_LABELS.format(path=path, type=type(labels).__name__))
     return labels
