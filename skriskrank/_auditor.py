@@ -12,7 +12,7 @@ import numpy as np
 from scipy import sparse
 from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
-from sklearn.feature_extraction.text import HashingVectorizer
+from sklearn.feature_extraction.text import HashingVectorizer, TfidfTransformer
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import cohen_kappa_score
 from sklearn.preprocessing import normalize
@@ -349,11 +349,9 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
             raise ValueError(MSG_ONE_LEVEL.format(levels=np.unique(lo[exact]).tolist()))
         E, self.encoder_ = self._embed(texts)
         counts = self._lexical(texts)
-        df = np.bincount(counts.indices, minlength=counts.shape[1])
-        n = len(texts)
-        # scikit-learn's smoothed idf; a bucket seen in fewer than min_df tools carries noise.
-        idf = np.log((1 + n) / (1 + df)) + 1
-        idf[df < self.min_df] = 0.0
+        # A bucket seen in fewer than min_df tools carries noise.
+        idf = TfidfTransformer().fit(counts).idf_
+        idf[np.bincount(counts.indices, minlength=counts.shape[1]) < self.min_df] = 0.0
         self.idf_ = idf.astype(np.float32)
         F = self._features(names, texts, E)
         y = lo[exact]
@@ -373,7 +371,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
             if rows.size:
                 P = lr.predict_proba(F[rows])[np.arange(rows.size),
                                               np.searchsorted(lr.classes_, levels)]
-                share = P / np.bincount(rows, weights=P, minlength=n)[rows]
+                share = P / np.bincount(rows, weights=P, minlength=len(texts))[rows]
         coef = np.zeros((len(LEVELS), F.shape[1]), dtype=np.float32)
         intercept = np.full(len(LEVELS), -np.inf, dtype=np.float32)
         rows = np.searchsorted(LEVELS, lr.classes_)
@@ -688,10 +686,8 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
             declared = list(labels)
             if len(declared) != n:
                 raise ValueError(MSG_Y_LENGTH.format(n=n, got=len(declared)))
-        elif reg is not None:
-            declared = [int(r) if k and not p else None
-                        for r, k, p in zip(reg.risk, reg.risk_known, reg.risk_predicted,
-                                           strict=True)]
+        elif reg is not None:  # declared levels only: a predicted one reads as unknown
+            declared = np.where(reg.risk_predicted, UNKNOWN_RISK, reg.risk).tolist()
         declared = [None if d is None or d == UNKNOWN_RISK else d for d in declared]
         for i, d in enumerate(declared):
             if d is not None and not is_level(d):

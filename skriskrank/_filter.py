@@ -356,7 +356,6 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
         self.registry_, self.encoder_ = X.registry, X.encoder
         # Built here (like the retriever's index) so that the first online call does not
         # pay for it; a bad option, tool embedding or permission count fails the fit.
-        self._tools = None
         self._tool_rules_of(X, self._options())
         self.relevance_model_ = relevance_model
         return self

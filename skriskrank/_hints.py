@@ -74,7 +74,6 @@ def _hint_permissions(hints: Mapping[str, object]) -> frozenset[str]:
         # A destructive tool changes or deletes what it touches: the filter's "write" category.
         perms.add("file_write")
     if hints.get("openWorldHint") is True and hints.get("readOnlyHint") is not True:
-        # Acts on an open world (the web, other people's systems) and is not read-only.
         perms.add("network_access")
     return frozenset(perms)
 

@@ -109,12 +109,8 @@ class ToolRegistry:
         Tool names, in registry order.
     descriptions : ndarray of object, shape (n_tools,)
         Tool descriptions.
-    texts : list of str
-        The text the encoder sees per tool (see the ``text_template`` parameter).
     risk : ndarray of int, shape (n_tools,)
         Risk levels; unlabelled tools hold :data:`UNKNOWN_RISK`, which compares as high risk.
-    risk_known : ndarray of bool, shape (n_tools,)
-        False where the risk label is missing.
     permissions : tuple of frozenset of str
         Permission categories per tool.
     permission_matrix : ndarray of bool, shape (n_tools, 5)

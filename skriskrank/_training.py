@@ -145,7 +145,6 @@ class _EarlyStopping(Callback):
 
     def on_train_end(self, net, **kwargs):
         if self.best_epoch_ != len(net.history):
-            # The best relevance weights over the current state: the risk head keeps its own.
             state = net.module_.state_dict()
             state.update(self.best_weights_)
             net.module_.load_state_dict(state)
