@@ -17,7 +17,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import cohen_kappa_score
 from sklearn.preprocessing import normalize
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._axes import rubric_axes, states_destruction
@@ -99,13 +99,9 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
     it returns the lowest level ``L`` whose predicted probability ``P(level <= L)`` reaches
     ``coverage``, so that when the model is unsure the error falls on the higher level.
 
-    A tool whose name says it destroys something (``delete_disk``, ``uninstallRelease``) is
-    at least level 3 whatever the model says. The hints a tool's author declared (MCP
-    annotations) can raise a level, never lower it: a tool marked destructive is at least
-    level 3 whatever its text says. A
-    ``readOnlyHint: true`` lowers nothing unless the registry was loaded with
-    ``trust_hints=True`` (servers you control); then the level is at most 3 (a read-only
-    tool can still read sensitive data, level 3, but writes and deletes nothing).
+    A tool whose name says it destroys something (``delete_disk``) is at least level 3, and
+    so is one its author marks destructive; declared hints lower a level only where they are
+    trusted (:meth:`predict_proba`, :ref:`audit`).
 
     Parameters
     ----------
@@ -355,8 +351,11 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         self.idf_ = idf.astype(np.float32)
         F = self._features(names, texts, E)
         y = lo[exact]
-        cw = self._class_weight(y)
-        weight = np.array([cw.get(int(v), 1.0) for v in y]) if cw else np.ones(len(y))
+        if isinstance(self.class_weight, str):
+            weight = compute_sample_weight("balanced", y)
+            weight = np.sqrt(weight) if self.class_weight == "sqrt_balanced" else weight
+        else:
+            weight = np.array([(self.class_weight or {}).get(int(v), 1.0) for v in y])
         # One row per level a bounded tool may have, weighted by the chance of that level:
         # uniform at first, then the previous fit's probabilities within the bounds.
         rows = np.flatnonzero(bounded).repeat(hi[bounded] - lo[bounded] + 1)
@@ -372,37 +371,27 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
                 P = lr.predict_proba(F[rows])[np.arange(rows.size),
                                               np.searchsorted(lr.classes_, levels)]
                 share = P / np.bincount(rows, weights=P, minlength=len(texts))[rows]
-        coef = np.zeros((len(LEVELS), F.shape[1]), dtype=np.float32)
-        intercept = np.full(len(LEVELS), -np.inf, dtype=np.float32)
+        self.coef_ = np.zeros((len(LEVELS), F.shape[1]), dtype=np.float32)
+        self.intercept_ = np.full(len(LEVELS), -np.inf, dtype=np.float32)
         rows = np.searchsorted(LEVELS, lr.classes_)
         W, b = lr.coef_, lr.intercept_
         if len(rows) == 2:
             # Two levels: scikit-learn keeps one row, the logit of the higher level against
             # the lower; as softmax logits that is (0, w.x + b).
             W, b = np.vstack([np.zeros_like(W), W]), np.r_[0.0, b]
-        coef[rows], intercept[rows] = W, b
-        self.coef_, self.intercept_ = coef, intercept
+        self.coef_[rows], self.intercept_[rows] = W, b
         self.classes_ = np.array(LEVELS)
         self.embedding_dim_ = int(E.shape[1])
         return self
-
-    def _class_weight(self, y):
-        if not isinstance(self.class_weight, str):
-            return self.class_weight
-        levels = np.unique(y)
-        weights = compute_class_weight("balanced", classes=levels, y=y)
-        if self.class_weight == "sqrt_balanced":
-            weights = np.sqrt(weights)
-        return {int(k): float(w) for k, w in zip(levels, weights, strict=True)}
 
     # -- prediction ---------------------------------------------------------------------------
     def predict_proba(self, X) -> np.ndarray:
         """Probability of each level 1..5 per tool, after the hints' and the flags' bounds.
 
-        A tool whose author marks it destructive has its probability below level 3 moved to
-        level 3; a trusted read-only tool has its probability above level 3 moved to level 3;
-        a tool flagged for poisoning (:func:`scan_tools`) has its probability below level 4
-        moved to level 4.
+        A tool whose name says it destroys something or whose author marks it destructive has
+        its probability below level 3 moved to level 3; a trusted read-only tool has its
+        probability above level 3 moved to level 3; a tool flagged for poisoning
+        (:func:`scan_tools`) has its probability below level 4 moved to level 4.
 
         Parameters
         ----------
@@ -566,13 +555,10 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
     def pretrained(cls, **params) -> RiskAuditor:
         """The auditor fitted on labelled benchmark tools and on real MCP tools' hints.
 
-        It learns from the 6,108 tools of UltraTool and Seal-Tools with the paper's released
-        levels, and from 1,978 tools of 45 public MCP server packages within the bounds their
-        authors' hints imply (:func:`hint_bounds`); the sources and licences are in the data
-        card (``docs/data.md``). The weights ship inside the package
-        (``skriskrank/data/risk_auditor.npz``, read without pickle); neither the data nor a
-        network are needed. They were made by ``python -m benchmarks.audit --train`` with the
-        default parameters, for the packaged all-MiniLM-L6-v2 encoder.
+        The data card (``docs/data.md``) lists the tools it learns from, their sources and
+        licences, and how the weights were made. They ship inside the package
+        (``skriskrank/data/risk_auditor.npz``, read without pickle), for the packaged
+        all-MiniLM-L6-v2 encoder; neither the data nor a network are needed.
 
         Parameters
         ----------
