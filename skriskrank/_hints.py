@@ -78,18 +78,16 @@ def _hint_permissions(hints: Mapping[str, object]) -> frozenset[str]:
     return frozenset(perms)
 
 
-#: How :func:`describe_hints` words each declared hint value.
-_HINT_WORDS = {
-    ("readOnlyHint", True): "read-only", ("readOnlyHint", False): "not read-only",
-    ("destructiveHint", True): "destructive", ("destructiveHint", False): "non-destructive",
-    ("idempotentHint", True): "idempotent", ("idempotentHint", False): "not idempotent",
-    ("openWorldHint", True): "open-world", ("openWorldHint", False): "closed-world",
-}
+#: How :func:`describe_hints` words each declared hint: ``(when true, when false)``.
+_HINT_WORDS = {"readOnlyHint": ("read-only", "not read-only"),
+               "destructiveHint": ("destructive", "non-destructive"),
+               "idempotentHint": ("idempotent", "not idempotent"),
+               "openWorldHint": ("open-world", "closed-world")}
 
 
 def describe_hints(hints) -> str:
     """The declared hints in words, ``"read-only, closed-world"`` (``""`` for none)."""
-    return ", ".join(_HINT_WORDS[k, v] for k, v in sorted(hints.items()) if (k, v) in _HINT_WORDS)
+    return ", ".join(_HINT_WORDS[k][not v] for k, v in sorted(hints.items()) if k in _HINT_WORDS)
 
 
 def hint_bounds(registry) -> np.ndarray:
