@@ -76,11 +76,6 @@ MSG_ENCODER = (
 )
 
 
-def _lexical_text(text: str) -> str:
-    """Lower-cased words with camelCase split, so ``deleteFile`` reads as ``delete file``."""
-    return _CAMEL.sub(" ", text).lower()
-
-
 def _raise_to(P: np.ndarray, rows: np.ndarray, level: int) -> None:
     """Move the probability of ``rows`` below ``level`` onto ``level``, in place."""
     P[rows, level - 1] += P[rows, :level - 1].sum(axis=1)
@@ -295,7 +290,8 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         # Hashing needs no vocabulary to store, so the weights file stays small and pickle-free.
         hasher = HashingVectorizer(
             n_features=self.n_lexical_features, ngram_range=(1, 2), alternate_sign=False,
-            norm=None, token_pattern=r"(?u)\b\w+\b", preprocessor=_lexical_text,
+            norm=None, token_pattern=r"(?u)\b\w+\b",
+            preprocessor=lambda text: _CAMEL.sub(" ", text).lower(),  # deleteFile: delete file
         )
         counts = hasher.transform(texts).tocsr()
         counts.data = np.log1p(counts.data)  # sublinear term frequency
