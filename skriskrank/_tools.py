@@ -182,14 +182,6 @@ def _normalise(tool, i: int, where: str) -> dict:
     }
 
 
-def _level(name: str, value):
-    if isinstance(value, Mapping):
-        value = value.get("risk_level", value.get("risk"))
-    if value is not None and not is_level(value):
-        raise ValueError(MSG_BAD_LEVEL.format(name=name, value=value))
-    return value  # the registry stores it as an int
-
-
 def load_tools(
     source, *, risk=None, trust_hints: bool = False, scan: bool = True, text_template=None
 ) -> ToolRegistry:
@@ -289,7 +281,8 @@ def load_tools(
     """
     paths = [source] if isinstance(source, (str, PathLike)) else source
     if isinstance(paths, list) and paths and all(isinstance(p, (str, PathLike)) for p in paths):
-        catalogues = [c for path in paths for c in _file_catalogues(path)]
+        catalogues = [c for p in map(Path, paths) for c in _catalogues(
+            _read_json(p, MSG_MISSING_FILE, MSG_EMPTY_SOURCE), str(p), p.stem)]
     else:
         catalogues = _catalogues(source, "tools")
     records, first, servers = [], {}, []
@@ -318,8 +311,12 @@ def load_tools(
         if unknown:
             raise ValueError(MSG_RISK_UNKNOWN.format(names=", ".join(map(repr, unknown[:10]))))
         for rec in records:
-            if rec["name"] in risk:
-                rec["risk"] = _level(rec["name"], risk[rec["name"]])
+            level = risk.get(rec["name"])
+            if isinstance(level, Mapping):
+                level = level.get("risk_level", level.get("risk"))
+            if level is not None and not is_level(level):
+                raise ValueError(MSG_BAD_LEVEL.format(name=rec["name"], value=level))
+            rec["risk"] = level  # the registry stores it as an int
     registry = ToolRegistry.from_records(records, text_template=text_template)
     if scan:
         from ._poisoning import scan_tools
@@ -341,12 +338,6 @@ def _read_json(path: Path, missing: str, empty: str | None = None):
         return json.loads(text)
     except json.JSONDecodeError as err:
         raise ValueError(MSG_BAD_JSON.format(where=path, line=err.lineno, error=err.msg)) from None
-
-
-def _file_catalogues(path) -> list[tuple[str, str | None, list]]:
-    """``(where, server, tools)`` per server of one JSON file (named by the file)."""
-    path = Path(path)
-    return _catalogues(_read_json(path, MSG_MISSING_FILE, MSG_EMPTY_SOURCE), str(path), path.stem)
 
 
 def read_levels(path) -> dict:
