@@ -519,7 +519,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         try:
             with np.load(path, allow_pickle=False) as z:
                 config = json.loads(str(z["config"]))
-                arrays = {k: z[k] for k in ("coef", "intercept", "idf")}
+                coef, intercept, idf = z["coef"], z["intercept"], z["idf"]
             if config.get("format") != _FORMAT:
                 raise ValueError(f"format {config.get('format')!r}, expected {_FORMAT}")
         except (OSError, KeyError, ValueError) as err:
@@ -539,9 +539,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 MSG_ENCODER.format(path=path, fitted=config["encoder"], model=model_id)
             )
-        auditor.coef_ = arrays["coef"]
-        auditor.intercept_ = arrays["intercept"]
-        auditor.idf_ = arrays["idf"]
+        auditor.coef_, auditor.intercept_, auditor.idf_ = coef, intercept, idf
         auditor.encoder_ = config["encoder"]
         auditor.embedding_dim_ = int(config["embedding_dim"])
         auditor.classes_ = np.array(LEVELS)

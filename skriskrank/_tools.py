@@ -253,9 +253,7 @@ def load_tools(
     Notes
     -----
     A tool's description is optional in MCP; without one the title stands in for it, and
-    without a title the name. Annotations are read only from MCP tools (OpenAI and
-    Anthropic tools have none), so an MCP tool without annotations gives the same registry
-    entry as the same tool in the other formats.
+    without a title the name. Only MCP tools have annotations (hints) to read.
 
     Examples
     --------
