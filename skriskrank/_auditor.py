@@ -647,16 +647,16 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         """
         import pandas as pd
 
-        findings = None
-        if isinstance(X, ToolRegistry):
-            findings = scan_tools(X)
-            X = X.with_flags(findings) if any(findings) else X
+        reg = X if isinstance(X, ToolRegistry) else None
+        findings = scan_tools(reg) if reg is not None else None
+        if findings is not None and any(findings):
+            X = reg = reg.with_flags(findings)
         names, texts, text_P, P = self._probabilities(X)
         n = len(texts)
+        findings = findings or [{}] * n  # a sequence of texts is not scanned
         predicted = self._quantile(P, self.coverage)
         median = self._quantile(P, 0.5)
         p_risky = np.clip(P[:, RISKY_LEVEL - 1:].sum(axis=1), 0.0, 1.0)  # 1 + 1e-16 is 1
-        reg = X if isinstance(X, ToolRegistry) else None
         hints = reg.declared_hints if reg is not None else [{}] * n  # a title is ignored
         perms = reg.permissions if reg is not None else [frozenset()] * n
         declared = [None] * n
@@ -676,7 +676,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         text_risky = text_P[:, RISKY_LEVEL - 1:].sum(axis=1)
         reasons = []
         for i, (tool_hints, tool_perms) in enumerate(zip(hints, perms, strict=True)):
-            why = [f"{flag}: {found}" for flag, found in (findings[i] if findings else {}).items()]
+            why = [f"{flag}: {found}" for flag, found in findings[i].items()]
             if abs(p_risky[i] - 0.5) < self.review_margin:
                 why.append(f"unsure: P(level >= 3) = {p_risky[i]:.2f}")
             if declared[i] is not None and abs(int(declared[i]) - int(median[i])) >= 2:
@@ -685,8 +685,8 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
             # model's reading of the text before the hints bounded it.
             writes = ("file_write" in (tool_perms - _hint_permissions(tool_hints))
                       or text_risky[i] >= 0.5)
-            if tool_hints.get("readOnlyHint") is True and writes and not (
-                    findings and "hint_mismatch" in findings[i]):
+            if (tool_hints.get("readOnlyHint") is True and writes
+                    and "hint_mismatch" not in findings[i]):
                 why.append("marked read-only but its text writes, deletes or is risky")
             if tool_hints.get("destructiveHint") is False and not tool_hints.get("readOnlyHint") \
                     and text_level[i] >= 4:
@@ -700,7 +700,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
             "p_risky": p_risky,
             "hints": [describe_hints(h) for h in hints],
             "permissions": [";".join(sorted(p)) for p in perms],
-            "flags": [";".join(sorted(f)) for f in (findings or [{}] * n)],
+            "flags": [";".join(sorted(f)) for f in findings],
             "needs_review": [bool(r) for r in reasons],
             "reason": reasons,
         })
