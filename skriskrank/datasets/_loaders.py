@@ -133,8 +133,7 @@ class ToolRetrievalDataset:
             if missing:
                 raise ValueError(MSG_DATASET_UNKNOWN.format(i=i, tools=missing))
         # Frozen: the normalised copies replace what the caller passed.
-        for name, value in {"queries": queries, **fields}.items():
-            object.__setattr__(self, name, value)
+        self.__dict__.update(queries=queries, **fields)
 
     def __len__(self) -> int:
         return len(self.queries)
