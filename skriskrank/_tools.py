@@ -226,14 +226,13 @@ def load_tools(
     -------
     registry : ToolRegistry
         Tools in source order, with their parameters (``ToolRegistry.parameters``), the
-        hints their authors declared (``ToolRegistry.declared_hints``; with the
-        specification's defaults filled in, :attr:`ToolRegistry.annotations`), and
-        permission categories derived from the name, description, parameters and hints:
-        a tool its author marks destructive gets ``file_write``, one marked open-world and
-        not read-only ``network_access``. Hints add categories, never remove them. When the
-        source holds several servers, each tool's server (``ToolRegistry.servers``) is its
-        key in a mapping of servers, the name of its file (``"filesystem"`` for
-        ``filesystem.json``), or its place in a list of results (``"result #1"``).
+        hints their authors declared (``ToolRegistry.declared_hints``) and permission
+        categories derived from the name, description, parameters and hints: a tool its
+        author marks destructive gets ``file_write``, one marked open-world and not
+        read-only ``network_access``. When the source holds several servers, each tool's
+        server (``ToolRegistry.servers``) is its key in a mapping of servers, the name of
+        its file (``"filesystem"`` for ``filesystem.json``), or its place in a list of
+        results (``"result #1"``).
 
     Raises
     ------
