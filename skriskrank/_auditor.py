@@ -12,12 +12,12 @@ import numpy as np
 from scipy import sparse
 from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
-from sklearn.feature_extraction.text import HashingVectorizer
+from sklearn.feature_extraction.text import HashingVectorizer, TfidfTransformer
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import cohen_kappa_score
 from sklearn.preprocessing import normalize
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._axes import rubric_axes, states_destruction
@@ -44,8 +44,7 @@ PRETRAINED_FILE = "risk_auditor.npz"
 #: Format version of the ``.npz`` written by :meth:`RiskAuditor.save` (2: the rubric's axes).
 _FORMAT = 2
 
-#: Rounds of fitting on level bounds: each refits with the tools' levels weighted by what
-#: the previous fit predicts within their bounds (expectation-maximisation).
+#: Rounds of fitting on level bounds (the expectation-maximisation of :meth:`RiskAuditor.fit`).
 _BOUNDS_ROUNDS = 2
 
 #: Longest tool text graded, in characters (a tool's text holds its schema's parameters).
@@ -77,11 +76,6 @@ MSG_ENCODER = (
 )
 
 
-def _lexical_text(text: str) -> str:
-    """Lower-cased words with camelCase split, so ``deleteFile`` reads as ``delete file``."""
-    return _CAMEL.sub(" ", text).lower()
-
-
 def _raise_to(P: np.ndarray, rows: np.ndarray, level: int) -> None:
     """Move the probability of ``rows`` below ``level`` onto ``level``, in place."""
     P[rows, level - 1] += P[rows, :level - 1].sum(axis=1)
@@ -100,21 +94,16 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
     it returns the lowest level ``L`` whose predicted probability ``P(level <= L)`` reaches
     ``coverage``, so that when the model is unsure the error falls on the higher level.
 
-    A tool whose name says it destroys something (``delete_disk``, ``uninstallRelease``) is
-    at least level 3 whatever the model says. The hints a tool's author declared (MCP
-    annotations) can raise a level, never lower it: a tool marked destructive is at least
-    level 3 whatever its text says. A
-    ``readOnlyHint: true`` lowers nothing unless the registry was loaded with
-    ``trust_hints=True`` (servers you control); then the level is at most 3 (a read-only
-    tool can still read sensitive data, level 3, but writes and deletes nothing).
+    A tool whose name says it destroys something (``delete_disk``) is at least level 3, and
+    so is one its author marks destructive; declared hints lower a level only where they are
+    trusted (:meth:`predict_proba`, :ref:`audit`).
 
     Parameters
     ----------
     coverage : float in (0, 1], default=DEFAULT_COVERAGE
         The conservative rule's probability: ``predict`` gives the lowest level ``L`` with
         ``P(level <= L) >= coverage``. ``0.5`` gives the median level; higher values give
-        higher levels (never lower ones). The default is the smallest value whose
-        cross-validated recall of level >= 3 tools reached 0.90 on the training labels.
+        higher levels (never lower ones).
     C : float, default=3.0
         Inverse L2 regularisation of the logistic regression.
     lexical_weight : float, default=1.0
@@ -301,7 +290,8 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         # Hashing needs no vocabulary to store, so the weights file stays small and pickle-free.
         hasher = HashingVectorizer(
             n_features=self.n_lexical_features, ngram_range=(1, 2), alternate_sign=False,
-            norm=None, token_pattern=r"(?u)\b\w+\b", preprocessor=_lexical_text,
+            norm=None, token_pattern=r"(?u)\b\w+\b",
+            preprocessor=lambda text: _CAMEL.sub(" ", text).lower(),  # deleteFile: delete file
         )
         counts = hasher.transform(texts).tocsr()
         counts.data = np.log1p(counts.data)  # sublinear term frequency
@@ -351,16 +341,17 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
             raise ValueError(MSG_ONE_LEVEL.format(levels=np.unique(lo[exact]).tolist()))
         E, self.encoder_ = self._embed(texts)
         counts = self._lexical(texts)
-        df = np.bincount(counts.indices, minlength=counts.shape[1])
-        n = len(texts)
-        # scikit-learn's smoothed idf; a bucket seen in fewer than min_df tools carries noise.
-        idf = np.log((1 + n) / (1 + df)) + 1
-        idf[df < self.min_df] = 0.0
+        # A bucket seen in fewer than min_df tools carries noise.
+        idf = TfidfTransformer().fit(counts).idf_
+        idf[np.bincount(counts.indices, minlength=counts.shape[1]) < self.min_df] = 0.0
         self.idf_ = idf.astype(np.float32)
         F = self._features(names, texts, E)
         y = lo[exact]
-        cw = self._class_weight(y)
-        weight = np.array([cw.get(int(v), 1.0) for v in y]) if cw else np.ones(len(y))
+        if isinstance(self.class_weight, str):
+            weight = compute_sample_weight("balanced", y)
+            weight = np.sqrt(weight) if self.class_weight == "sqrt_balanced" else weight
+        else:
+            weight = np.array([(self.class_weight or {}).get(int(v), 1.0) for v in y])
         # One row per level a bounded tool may have, weighted by the chance of that level:
         # uniform at first, then the previous fit's probabilities within the bounds.
         rows = np.flatnonzero(bounded).repeat(hi[bounded] - lo[bounded] + 1)
@@ -375,38 +366,28 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
             if rows.size:
                 P = lr.predict_proba(F[rows])[np.arange(rows.size),
                                               np.searchsorted(lr.classes_, levels)]
-                share = P / np.bincount(rows, weights=P, minlength=n)[rows]
-        coef = np.zeros((len(LEVELS), F.shape[1]), dtype=np.float32)
-        intercept = np.full(len(LEVELS), -np.inf, dtype=np.float32)
+                share = P / np.bincount(rows, weights=P, minlength=len(texts))[rows]
+        self.coef_ = np.zeros((len(LEVELS), F.shape[1]), dtype=np.float32)
+        self.intercept_ = np.full(len(LEVELS), -np.inf, dtype=np.float32)
         rows = np.searchsorted(LEVELS, lr.classes_)
         W, b = lr.coef_, lr.intercept_
         if len(rows) == 2:
             # Two levels: scikit-learn keeps one row, the logit of the higher level against
             # the lower; as softmax logits that is (0, w.x + b).
             W, b = np.vstack([np.zeros_like(W), W]), np.r_[0.0, b]
-        coef[rows], intercept[rows] = W, b
-        self.coef_, self.intercept_ = coef, intercept
+        self.coef_[rows], self.intercept_[rows] = W, b
         self.classes_ = np.array(LEVELS)
         self.embedding_dim_ = int(E.shape[1])
         return self
-
-    def _class_weight(self, y):
-        if not isinstance(self.class_weight, str):
-            return self.class_weight
-        levels = np.unique(y)
-        weights = compute_class_weight("balanced", classes=levels, y=y)
-        if self.class_weight == "sqrt_balanced":
-            weights = np.sqrt(weights)
-        return {int(k): float(w) for k, w in zip(levels, weights, strict=True)}
 
     # -- prediction ---------------------------------------------------------------------------
     def predict_proba(self, X) -> np.ndarray:
         """Probability of each level 1..5 per tool, after the hints' and the flags' bounds.
 
-        A tool whose author marks it destructive has its probability below level 3 moved to
-        level 3; a trusted read-only tool has its probability above level 3 moved to level 3;
-        a tool flagged for poisoning (:func:`scan_tools`) has its probability below level 4
-        moved to level 4.
+        A tool whose name says it destroys something or whose author marks it destructive has
+        its probability below level 3 moved to level 3; a trusted read-only tool has its
+        probability above level 3 moved to level 3; a tool flagged for poisoning
+        (:func:`scan_tools`) has its probability below level 4 moved to level 4.
 
         Parameters
         ----------
@@ -427,12 +408,9 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         names, texts = self._texts(X)
         logits = self._features(names, texts) @ self.coef_.T.astype(np.float64)
         text_P = softmax(logits + self.intercept_.astype(np.float64), axis=1)
-        # A tool whose name says it destroys something is at least level 3, as a hint raises.
         _raise_to(text_P, states_destruction(names), RISKY_LEVEL)
         P = text_P.copy()
         if isinstance(X, ToolRegistry):
-            # A destructive tool is at least level 3, a trusted read-only one at most level 3,
-            # and a tool flagged for poisoning at least level 4, whatever its hints say.
             poisoned = flagged(X)
             low = X.declares_destructive & ~poisoned
             read_only = np.array([h.get("readOnlyHint") is True for h in X.declared_hints],
@@ -541,7 +519,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         try:
             with np.load(path, allow_pickle=False) as z:
                 config = json.loads(str(z["config"]))
-                arrays = {k: z[k] for k in ("coef", "intercept", "idf")}
+                coef, intercept, idf = z["coef"], z["intercept"], z["idf"]
             if config.get("format") != _FORMAT:
                 raise ValueError(f"format {config.get('format')!r}, expected {_FORMAT}")
         except (OSError, KeyError, ValueError) as err:
@@ -561,9 +539,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 MSG_ENCODER.format(path=path, fitted=config["encoder"], model=model_id)
             )
-        auditor.coef_ = arrays["coef"]
-        auditor.intercept_ = arrays["intercept"]
-        auditor.idf_ = arrays["idf"]
+        auditor.coef_, auditor.intercept_, auditor.idf_ = coef, intercept, idf
         auditor.encoder_ = config["encoder"]
         auditor.embedding_dim_ = int(config["embedding_dim"])
         auditor.classes_ = np.array(LEVELS)
@@ -573,13 +549,10 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
     def pretrained(cls, **params) -> RiskAuditor:
         """The auditor fitted on labelled benchmark tools and on real MCP tools' hints.
 
-        It learns from the 6,108 tools of UltraTool and Seal-Tools with the paper's released
-        levels, and from 1,978 tools of 45 public MCP server packages within the bounds their
-        authors' hints imply (:func:`hint_bounds`); the sources and licences are in the data
-        card (``docs/data.md``). The weights ship inside the package
-        (``skriskrank/data/risk_auditor.npz``, read without pickle); neither the data nor a
-        network are needed. They were made by ``python -m benchmarks.audit --train`` with the
-        default parameters, for the packaged all-MiniLM-L6-v2 encoder.
+        The data card (``docs/data.md``) lists the tools it learns from, their sources and
+        licences, and how the weights were made. They ship inside the package
+        (``skriskrank/data/risk_auditor.npz``, read without pickle), for the packaged
+        all-MiniLM-L6-v2 encoder; neither the data nor a network are needed.
 
         Parameters
         ----------
@@ -674,16 +647,16 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         """
         import pandas as pd
 
-        findings = None
-        if isinstance(X, ToolRegistry):
-            findings = scan_tools(X)
-            X = X.with_flags(findings) if any(findings) else X
+        reg = X if isinstance(X, ToolRegistry) else None
+        findings = scan_tools(reg) if reg is not None else None
+        if findings is not None and any(findings):
+            X = reg = reg.with_flags(findings)
         names, texts, text_P, P = self._probabilities(X)
         n = len(texts)
+        findings = findings or [{}] * n  # a sequence of texts is not scanned
         predicted = self._quantile(P, self.coverage)
         median = self._quantile(P, 0.5)
         p_risky = np.clip(P[:, RISKY_LEVEL - 1:].sum(axis=1), 0.0, 1.0)  # 1 + 1e-16 is 1
-        reg = X if isinstance(X, ToolRegistry) else None
         hints = reg.declared_hints if reg is not None else [{}] * n  # a title is ignored
         perms = reg.permissions if reg is not None else [frozenset()] * n
         declared = [None] * n
@@ -693,10 +666,8 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
             declared = list(labels)
             if len(declared) != n:
                 raise ValueError(MSG_Y_LENGTH.format(n=n, got=len(declared)))
-        elif reg is not None:
-            declared = [int(r) if k and not p else None
-                        for r, k, p in zip(reg.risk, reg.risk_known, reg.risk_predicted,
-                                           strict=True)]
+        elif reg is not None:  # declared levels only: a predicted one reads as unknown
+            declared = np.where(reg.risk_predicted, UNKNOWN_RISK, reg.risk).tolist()
         declared = [None if d is None or d == UNKNOWN_RISK else d for d in declared]
         for i, d in enumerate(declared):
             if d is not None and not is_level(d):
@@ -705,7 +676,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         text_risky = text_P[:, RISKY_LEVEL - 1:].sum(axis=1)
         reasons = []
         for i, (tool_hints, tool_perms) in enumerate(zip(hints, perms, strict=True)):
-            why = [f"{flag}: {found}" for flag, found in (findings[i] if findings else {}).items()]
+            why = [f"{flag}: {found}" for flag, found in findings[i].items()]
             if abs(p_risky[i] - 0.5) < self.review_margin:
                 why.append(f"unsure: P(level >= 3) = {p_risky[i]:.2f}")
             if declared[i] is not None and abs(int(declared[i]) - int(median[i])) >= 2:
@@ -714,8 +685,8 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
             # model's reading of the text before the hints bounded it.
             writes = ("file_write" in (tool_perms - _hint_permissions(tool_hints))
                       or text_risky[i] >= 0.5)
-            if tool_hints.get("readOnlyHint") is True and writes and not (
-                    findings and "hint_mismatch" in findings[i]):
+            if (tool_hints.get("readOnlyHint") is True and writes
+                    and "hint_mismatch" not in findings[i]):
                 why.append("marked read-only but its text writes, deletes or is risky")
             if tool_hints.get("destructiveHint") is False and not tool_hints.get("readOnlyHint") \
                     and text_level[i] >= 4:
@@ -729,7 +700,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
             "p_risky": p_risky,
             "hints": [describe_hints(h) for h in hints],
             "permissions": [";".join(sorted(p)) for p in perms],
-            "flags": [";".join(sorted(f)) for f in (findings or [{}] * n)],
+            "flags": [";".join(sorted(f)) for f in findings],
             "needs_review": [bool(r) for r in reasons],
             "reason": reasons,
         })

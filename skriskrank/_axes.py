@@ -1,12 +1,9 @@
 """The rubric's axes read from a tool's words: its action, reversibility, scope and sensitivity.
 
-The rubric grades a tool by what it does (read, create, update, delete, execute, send,
-transfer, grant), whether that can be undone, how much it touches (one item, many, a whole
-resource, the system) and how sensitive what it touches is (secrets, personal data, money,
-infrastructure). :func:`rubric_axes` reads each axis from the words of a tool's name (split
-``snake_case``, ``kebab-case`` and ``camelCase``) and of its whole text (description and
-parameters), as features for :class:`RiskAuditor`; :func:`states_destruction` is the rule
-that keeps a tool whose name says it destroys something at level 3 or above.
+The rubric grades a tool by what it does, whether that can be undone, how much it touches and
+how sensitive what it touches is; :data:`AXES` holds the words of each. :class:`RiskAuditor`
+reads them as features from a tool's name (split ``snake_case``, ``kebab-case`` and
+``camelCase``) and its whole text, and keeps a tool whose name destroys at level 3 or above.
 """
 
 from __future__ import annotations

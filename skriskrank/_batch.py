@@ -150,8 +150,7 @@ class RankingBatch:
                       _candidates=candidates, _scores=scores, encoder=encoder,
                       queries=None if queries is None else tuple(queries), lengths=lengths,
                       parts=None if parts is None else dict(parts))
-        for name, value in fields.items():
-            object.__setattr__(self, name, value)
+        self.__dict__.update(fields)  # past the __setattr__ that keeps a batch immutable
 
     def __setattr__(self, name, value):
         # Steps share batches (and their arrays) by reference, so a batch never changes.

@@ -246,14 +246,11 @@ def rule_filter(ranked, risk, permission_counts, embeddings, k=5, *, max_high_ri
     """
     options = _check_options(k, max_high_risk, high_risk_level, max_broad, broad_level,
                              redundancy_threshold)
-    n_tools = np.size(risk)
-    rows, single = _check_ranked(ranked, n_tools)
+    rows, single = _check_ranked(ranked, np.size(risk))
     if rows.size == 0:
         return rows.reshape(np.shape(ranked)).copy()
-    used = np.zeros(n_tools, dtype=bool)
-    used[rows.ravel()] = True
     tools = _tool_rules(risk, permission_counts, embeddings, options[2], options[4], options[5],
-                        np.flatnonzero(used))
+                        np.unique(rows))
     out = np.take_along_axis(rows, _decide(rows, tools, options)[2], axis=1)
     return out[0] if single else out
 
@@ -356,7 +353,6 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
         self.registry_, self.encoder_ = X.registry, X.encoder
         # Built here (like the retriever's index) so that the first online call does not
         # pay for it; a bad option, tool embedding or permission count fails the fit.
-        self._tools = None
         self._tool_rules_of(X, self._options())
         self.relevance_model_ = relevance_model
         return self

@@ -24,14 +24,11 @@ def _rows(cand):
 
 
 class _GoldModel:
-    """P(a candidate is a gold tool of its query): a calibrated relevance estimate.
+    """P(a candidate is a gold tool of its query), the filters' ``relevance_model_``.
 
-    Its features are the candidate's rank, its score gap to the query's best candidate and,
-    for the need-aware filter, the kernel-weighted share of the ``n_neighbors`` training
-    queries nearest by embedding (weights ``softmax(cosine / temperature)``) whose gold set
-    holds the tool; in ``fit`` each query leaves itself out. A logistic regression
-    (standardized features, C=1) is fitted on the training batch's candidates of rank below
-    ``fit_rank``.
+    The features are those RuleFilter and NeedAwareFilter describe; the neighbours weigh
+    ``softmax(cosine / temperature)``, and in ``fit`` each query leaves itself out. The
+    logistic regression (standardized features, C=1) fits candidates of rank below ``fit_rank``.
     """
 
     def __init__(self, knn, fit_rank, n_neighbors=10, temperature=0.05):

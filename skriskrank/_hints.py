@@ -60,12 +60,7 @@ def _check_hints(name: str, hints) -> Mapping[str, object]:
 
 
 def _declares_destructive(hints: Mapping[str, object]) -> bool:
-    """Whether the author marks the tool destructive, by the specification's defaults.
-
-    Only a tool whose author set a hint counts: one that declares ``destructiveHint: true``,
-    or declares ``readOnlyHint: false`` and leaves ``destructiveHint`` at its default (true).
-    A tool with no hints at all (every OpenAI or Anthropic tool) has declared nothing.
-    """
+    """Whether the author marks the tool destructive (see ToolRegistry.declares_destructive)."""
     if not ({"readOnlyHint", "destructiveHint"} & hints.keys()):
         return False
     full = {**HINT_DEFAULTS, **hints}
@@ -79,23 +74,20 @@ def _hint_permissions(hints: Mapping[str, object]) -> frozenset[str]:
         # A destructive tool changes or deletes what it touches: the filter's "write" category.
         perms.add("file_write")
     if hints.get("openWorldHint") is True and hints.get("readOnlyHint") is not True:
-        # Acts on an open world (the web, other people's systems) and is not read-only.
         perms.add("network_access")
     return frozenset(perms)
 
 
-#: How :func:`describe_hints` words each declared hint value.
-_HINT_WORDS = {
-    ("readOnlyHint", True): "read-only", ("readOnlyHint", False): "not read-only",
-    ("destructiveHint", True): "destructive", ("destructiveHint", False): "non-destructive",
-    ("idempotentHint", True): "idempotent", ("idempotentHint", False): "not idempotent",
-    ("openWorldHint", True): "open-world", ("openWorldHint", False): "closed-world",
-}
+#: How :func:`describe_hints` words each declared hint: ``(when true, when false)``.
+_HINT_WORDS = {"readOnlyHint": ("read-only", "not read-only"),
+               "destructiveHint": ("destructive", "non-destructive"),
+               "idempotentHint": ("idempotent", "not idempotent"),
+               "openWorldHint": ("open-world", "closed-world")}
 
 
 def describe_hints(hints) -> str:
     """The declared hints in words, ``"read-only, closed-world"`` (``""`` for none)."""
-    return ", ".join(_HINT_WORDS[k, v] for k, v in sorted(hints.items()) if (k, v) in _HINT_WORDS)
+    return ", ".join(_HINT_WORDS[k][not v] for k, v in sorted(hints.items()) if k in _HINT_WORDS)
 
 
 def hint_bounds(registry) -> np.ndarray:

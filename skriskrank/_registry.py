@@ -99,9 +99,9 @@ class ToolRegistry:
     text_template : str or callable, default=None
         The encoder's text per tool: a format string with ``{name}``, ``{description}`` and
         ``{parameters}`` (:func:`format_parameters`), or a callable ``(name, description,
-        parameters) -> str``. ``None`` is ``"{name}: {description}"`` for a tool
-        without parameters and ``"{name}: {description} Parameters: {parameters}"`` for one
-        with parameters.
+        parameters) -> str`` given the ``(name, description)`` pairs. ``None`` is
+        ``"{name}: {description}"`` for a tool without parameters and
+        ``"{name}: {description} Parameters: {parameters}"`` for one with parameters.
 
     Attributes
     ----------
@@ -109,12 +109,8 @@ class ToolRegistry:
         Tool names, in registry order.
     descriptions : ndarray of object, shape (n_tools,)
         Tool descriptions.
-    texts : list of str
-        The text the encoder sees per tool (see the ``text_template`` parameter).
     risk : ndarray of int, shape (n_tools,)
         Risk levels; unlabelled tools hold :data:`UNKNOWN_RISK`, which compares as high risk.
-    risk_known : ndarray of bool, shape (n_tools,)
-        False where the risk label is missing.
     permissions : tuple of frozenset of str
         Permission categories per tool.
     permission_matrix : ndarray of bool, shape (n_tools, 5)
@@ -370,7 +366,6 @@ class ToolRegistry:
         return hash(self.fingerprint)
 
     def __deepcopy__(self, memo):
-        # Immutable: clone() and deepcopy share the catalogue instead of copying it.
         return self
 
     def __setstate__(self, state):

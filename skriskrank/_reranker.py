@@ -235,8 +235,7 @@ class RiskAwareReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         fitted = train(self._training_params(), seed, X.query_embeddings, X.tool_embeddings,
                        None if X.is_full_pool else X.candidates, hard_pool, gold,
                        X.registry.risk, device, self.verbose)
-        for name, value in fitted.items():
-            setattr(self, name, value)
+        vars(self).update(fitted)
         self.tool_risk_ = self.heads_.risk(X.tool_embeddings)
         known = X.registry.risk_known
         self.risk_calibration_ = _risk_scale(self.tool_risk_[known], X.registry.risk[known])

@@ -1,9 +1,8 @@
 """``skriskrank serve``: a risk-aware tool search for agents, as a Model Context Protocol server.
 
-One tool, ``search_tools``, with input ``{"query": string, "k": integer (optional)}``. It
-answers with the risk-aware top-k of a fitted pipeline as structured content (and the same
-JSON as text): each tool's name, description, risk level, score and the reason it was kept.
-The server speaks over stdio with the official ``mcp`` SDK (the ``skriskrank[mcp]`` extra).
+One tool, ``search_tools`` (``INPUT_SCHEMA``, ``OUTPUT_SCHEMA``): the risk-aware top-k of a
+fitted pipeline, as structured content and the same JSON as text. The server speaks over
+stdio with the official ``mcp`` SDK (the ``skriskrank[mcp]`` extra).
 """
 
 from __future__ import annotations

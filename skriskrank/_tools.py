@@ -172,7 +172,6 @@ def _normalise(tool, i: int, where: str) -> dict:
     if desc is not None and not isinstance(desc, str):
         raise ValueError(MSG_BAD_DESCRIPTION.format(where=where, name=name, value=desc))
     if not desc or not desc.strip():
-        # MCP makes the description optional: fall back on the titles, then on the name.
         titles = [tool.get("title"), (annotations or {}).get("title")]
         desc = next((t for t in titles if isinstance(t, str) and t.strip()), name)
     return {
@@ -181,14 +180,6 @@ def _normalise(tool, i: int, where: str) -> dict:
         "parameters": params,
         "annotations": annotations,
     }
-
-
-def _level(name: str, value):
-    if isinstance(value, Mapping):
-        value = value.get("risk_level", value.get("risk"))
-    if value is not None and not is_level(value):
-        raise ValueError(MSG_BAD_LEVEL.format(name=name, value=value))
-    return value  # the registry stores it as an int
 
 
 def load_tools(
@@ -229,25 +220,19 @@ def load_tools(
         (``ToolRegistry.flags``): a flagged tool is graded at least level 4 and ranks
         after every unflagged one. Turn it off only for servers you control.
     text_template : str or callable, default=None
-        The text the encoder sees per tool; ``None`` is ``"{name}: {description}"`` for a
-        tool without parameters and ``"{name}: {description} Parameters: {parameters}"``
-        otherwise, with ``{parameters}`` as ``"path (File to read); head (...)"``. A string
-        may use ``{name}``, ``{description}`` and ``{parameters}``; a callable gets ``(name,
-        description, parameters)`` with ``parameters`` a tuple of ``(name, description)``
-        pairs.
+        As for :class:`ToolRegistry`.
 
     Returns
     -------
     registry : ToolRegistry
         Tools in source order, with their parameters (``ToolRegistry.parameters``), the
-        hints their authors declared (``ToolRegistry.declared_hints``; with the
-        specification's defaults filled in, :attr:`ToolRegistry.annotations`), and
-        permission categories derived from the name, description, parameters and hints:
-        a tool its author marks destructive gets ``file_write``, one marked open-world and
-        not read-only ``network_access``. Hints add categories, never remove them. When the
-        source holds several servers, each tool's server (``ToolRegistry.servers``) is its
-        key in a mapping of servers, the name of its file (``"filesystem"`` for
-        ``filesystem.json``), or its place in a list of results (``"result #1"``).
+        hints their authors declared (``ToolRegistry.declared_hints``) and permission
+        categories derived from the name, description, parameters and hints: a tool its
+        author marks destructive gets ``file_write``, one marked open-world and not
+        read-only ``network_access``. When the source holds several servers, each tool's
+        server (``ToolRegistry.servers``) is its key in a mapping of servers, the name of
+        its file (``"filesystem"`` for ``filesystem.json``), or its place in a list of
+        results (``"result #1"``).
 
     Raises
     ------
@@ -267,9 +252,7 @@ def load_tools(
     Notes
     -----
     A tool's description is optional in MCP; without one the title stands in for it, and
-    without a title the name. Annotations are read only from MCP tools (OpenAI and
-    Anthropic tools have none), so an MCP tool without annotations gives the same registry
-    entry as the same tool in the other formats.
+    without a title the name. Only MCP tools have annotations (hints) to read.
 
     Examples
     --------
@@ -295,7 +278,8 @@ def load_tools(
     """
     paths = [source] if isinstance(source, (str, PathLike)) else source
     if isinstance(paths, list) and paths and all(isinstance(p, (str, PathLike)) for p in paths):
-        catalogues = [c for path in paths for c in _file_catalogues(path)]
+        catalogues = [c for p in map(Path, paths) for c in _catalogues(
+            _read_json(p, MSG_MISSING_FILE, MSG_EMPTY_SOURCE), str(p), p.stem)]
     else:
         catalogues = _catalogues(source, "tools")
     records, first, servers = [], {}, []
@@ -324,8 +308,12 @@ def load_tools(
         if unknown:
             raise ValueError(MSG_RISK_UNKNOWN.format(names=", ".join(map(repr, unknown[:10]))))
         for rec in records:
-            if rec["name"] in risk:
-                rec["risk"] = _level(rec["name"], risk[rec["name"]])
+            level = risk.get(rec["name"])
+            if isinstance(level, Mapping):
+                level = level.get("risk_level", level.get("risk"))
+            if level is not None and not is_level(level):
+                raise ValueError(MSG_BAD_LEVEL.format(name=rec["name"], value=level))
+            rec["risk"] = level  # the registry stores it as an int
     registry = ToolRegistry.from_records(records, text_template=text_template)
     if scan:
         from ._poisoning import scan_tools
@@ -336,30 +324,23 @@ def load_tools(
     return registry
 
 
-def _file_catalogues(path) -> list[tuple[str, str | None, list]]:
-    """``(where, server, tools)`` per server of one JSON file (named by the file)."""
-    path = Path(path)
+def _read_json(path: Path, missing: str, empty: str | None = None):
+    """The JSON of a file (a byte-order mark is allowed), naming the file in every error."""
     if not path.is_file():
-        raise FileNotFoundError(MSG_MISSING_FILE.format(path=path))
+        raise FileNotFoundError(missing.format(path=path))
     text = path.read_text(encoding="utf-8-sig")
-    if not text.strip():
-        raise ValueError(MSG_EMPTY_SOURCE.format(where=path))
+    if empty and not text.strip():
+        raise ValueError(empty.format(where=path))
     try:
-        source = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as err:
         raise ValueError(MSG_BAD_JSON.format(where=path, line=err.lineno, error=err.msg)) from None
-    return _catalogues(source, str(path), path.stem)
 
 
 def read_levels(path) -> dict:
     """The levels file of ``--labels``: a JSON object of tool names to levels 1..5."""
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"Labels file not found: {path}")
-    try:
-        labels = json.loads(path.read_text(encoding="utf-8-sig"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path}, line {err.lineno}: not valid JSON ({err.msg}).") from None
+    labels = _read_json(path, "Labels file not found: {path}")
     if not isinstance(labels, dict):
         raise ValueError(MSG_LABELS.format(path=path, type=type(labels).__name__))
     return labels

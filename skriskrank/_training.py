@@ -33,7 +33,7 @@ class _TripletDataset(torch.utils.data.Dataset):
         self.pair_query, self.pair_pos = pair_query, pair_pos
         # hard_pool: (n_queries, L) registry indices padded with -1.
         self.hard_pool, self.hard_len = hard_pool, (hard_pool >= 0).sum(axis=1)
-        self.gold_keys = gold_keys  # sorted query * n_tools + tool of every gold pair
+        self.gold_keys = gold_keys  # query * n_tools + tool of every gold pair
         self.n_hard, self.n_corpus = n_hard, n_corpus
         self.risk_target = risk_target
         self.rng = np.random.default_rng(seed)
@@ -41,11 +41,6 @@ class _TripletDataset(torch.utils.data.Dataset):
 
     def __len__(self):
         return len(self.pair_query)
-
-    def _is_gold(self, queries, tools):
-        keys = queries.astype(np.int64) * self.n_tools + tools
-        pos = np.searchsorted(self.gold_keys, keys).clip(max=len(self.gold_keys) - 1)
-        return self.gold_keys[pos] == keys
 
     def sample_tools(self, pairs) -> np.ndarray:
         """Tool indices ``[t+, hard..., corpus...]`` for the given pairs, shape (n, 1 + neg)."""
@@ -67,7 +62,7 @@ class _TripletDataset(torch.utils.data.Dataset):
         while rows.size:
             draw = self.rng.integers(0, self.n_tools, size=rows.size)
             tools[rows, cols] = draw
-            bad = self._is_gold(q[rows], draw)
+            bad = np.isin(q[rows].astype(np.int64) * self.n_tools + draw, self.gold_keys)
             rows, cols = rows[bad], cols[bad]
         return tools
 
@@ -145,7 +140,6 @@ class _EarlyStopping(Callback):
 
     def on_train_end(self, net, **kwargs):
         if self.best_epoch_ != len(net.history):
-            # The best relevance weights over the current state: the risk head keeps its own.
             state = net.module_.state_dict()
             state.update(self.best_weights_)
             net.module_.load_state_dict(state)
@@ -196,7 +190,7 @@ def _train_heads(params, seed, q_emb, t_emb, candidates, hard_pool, gold, risk, 
         raise ValueError(MSG_TOO_FEW_QUERIES.format(frac=frac, n_train=n_q - n_valid))
     valid, train = np.sort(perm[:n_valid]), np.sort(perm[n_valid:])
     n_tools = len(t_emb)
-    gold_keys = np.unique(np.concatenate([i * n_tools + relevant[i] for i in range(n_q)]))
+    gold_keys = np.concatenate([i * n_tools + relevant[i] for i in range(n_q)])
     pair_query = np.concatenate([np.full(len(relevant[i]), i) for i in train])
     pair_pos = np.concatenate([relevant[i] for i in train])
     risk_target = level_scale(risk, unknown=np.nan)

@@ -133,10 +133,11 @@ class TestContract:
         assert (P[~floor][:, [1, 2, 4]] == 0).all()
         # The same probabilities as scikit-learn's binary model on the same features.
         from sklearn.linear_model import LogisticRegression
+        from sklearn.utils.class_weight import compute_sample_weight
 
         F = a._features([n for n, *_ in TRAIN], texts)
-        lr = LogisticRegression(C=a.C, max_iter=5000, tol=1e-6,
-                                class_weight=a._class_weight(np.array(y))).fit(F, y)
+        lr = LogisticRegression(C=a.C, max_iter=5000, tol=1e-6).fit(  # sqrt_balanced weights
+            F, y, sample_weight=np.sqrt(compute_sample_weight("balanced", y)))
         np.testing.assert_allclose(P[~floor][:, [0, 3]], lr.predict_proba(F)[~floor], atol=1e-5)
         assert a.score(texts, y) > 0.5
 

@@ -65,14 +65,12 @@ def _grow(a):
 
 # One pass over the codes (see the module docstring). The dot products go to a block
 # buffer first: with the bounds in the same loop body, numba does not vectorize the int8
-# dot product. Threads share a scan by ranges of blocks (Int8CosineIndex.top), each call
-# with its own heap.
+# dot product.
 @njit(cache=True, nogil=True)
 def _scan(codes, perm, qcodes, blk_smin, blk_smax, blk_resid, blk_total, qscale, qnorm_c,
          qresid, delta, n, block, b0, b1):
-    # Blocks b0 to b1 only (a thread's share). Returns each query's candidates with
-    # their upper ends, and its heap of the n largest lower ends (size[j] of them):
-    # the caller's merge takes tau over every share's heap.
+    # Blocks b0 to b1 only (a thread's share, with its own heap). Returns each query's
+    # candidates with their upper ends, and its heap of the n largest lower ends (size[j]).
     n_tools, dim = codes.shape
     n_q = qcodes.shape[0]
     heap = np.empty((n_q, n))
@@ -114,7 +112,6 @@ def _scan(codes, perm, qcodes, blk_smin, blk_smax, blk_resid, blk_total, qscale,
                 a = np.float64(acc[i - s])
                 lo = a * (lo_c if a >= 0 else hi_c) - bound
                 hi = a * (hi_c if a >= 0 else lo_c) + bound
-                # tau, the n-th largest lower end, from a heap of the n largest seen.
                 if size[j] < n:
                     push(hj, sj, size[j], lo, i)
                     size[j] += 1

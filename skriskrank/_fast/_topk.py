@@ -1,9 +1,7 @@
 """Top-k of long score rows in one pass, with a bounded heap per row.
 
-``topk_rows(scores, k)`` equals ``np.argsort(-scores, axis=1, kind="stable")[:, :k]``: rows
-by descending score, ties by position, NaN last. Unlike ``argpartition``, it makes no int64
-copy of every index: a score that does not beat the heap's worst, the common case, costs
-one comparison.
+Unlike ``argpartition``, :func:`topk_rows` makes no int64 copy of every index: a score that
+does not beat the heap's worst, the common case, costs one comparison.
 """
 
 from __future__ import annotations
@@ -96,7 +94,7 @@ def topk_rows(scores: np.ndarray, k: int) -> np.ndarray:
     Returns
     -------
     order : ndarray of int64 of shape (n_rows, k)
-        ``np.argsort(-scores, axis=1, kind="stable")[:, :k]``.
+        ``np.argsort(-scores, axis=1, kind="stable")[:, :k]``: ties by position, NaN last.
     """
     if not 0 <= k <= scores.shape[1]:
         # The kernel does not check bounds: it would read past the end of each row.

@@ -75,7 +75,6 @@ class RiskPenaltyReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         self.k = k
 
     def _transform(self, X):
-        # (r - 1) / 4, unknown risk penalised as the worst real level.
         penalty = np.float32(self.risk_weight) * level_scale(X.registry.risk)[X.candidates]
         return X.with_parts(risk_penalty=penalty).with_scores(
             (X.scores - penalty).astype(np.float32))

@@ -130,7 +130,6 @@ def _load(tools_file, queries_file) -> DemoData:
     # Every demo tool is labelled, so a blank or non-integer risk cell stays a string that the
     # registry rejects by tool name instead of becoming an unknown level.
     risk = [int(r) if r.strip().isdigit() else r for r in df["risk"]]
-    # Permission cells in the one cell format: "none", or categories joined by ";".
     registry = ToolRegistry(df["name"].tolist(), df["description"].tolist(), risk,
                             df["permissions"].tolist())
     # The user-file loader, so that a malformed line is named the same way.

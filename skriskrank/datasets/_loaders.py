@@ -133,8 +133,7 @@ class ToolRetrievalDataset:
             if missing:
                 raise ValueError(MSG_DATASET_UNKNOWN.format(i=i, tools=missing))
         # Frozen: the normalised copies replace what the caller passed.
-        for name, value in {"queries": queries, **fields}.items():
-            object.__setattr__(self, name, value)
+        self.__dict__.update(queries=queries, **fields)
 
     def __len__(self) -> int:
         return len(self.queries)
@@ -392,7 +391,6 @@ def load_sealtools(data_dir: str | PathLike,
             raise ValueError(MSG_CONFLICTING_TOOL.format(**at, name=name, first=line))
     if not first:
         raise ValueError(MSG_BAD_REGISTRY.format(path=tools_path, error=MSG_NO_TOOLS))
-    # A tool without a label gets None, which the registry stores as unknown (high) risk.
     risk = [labels.get(n, {}).get("risk_level") for n in first]
     registry = _build_registry(tools_path, ToolRegistry, list(first),
                                [d for _, d in first.values()], risk)

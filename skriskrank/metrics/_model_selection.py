@@ -35,8 +35,7 @@ MSG_NO_FINITE_RVR = ("Every candidate's {key!r} is NaN, so none can be picked un
 def _ranking_score(y_true, y_pred, *, metric, k, registry):
     """One metric of ``y_pred`` (ranked names) against ``y_true``; module level, so it pickles."""
     run = _run(y_pred, y_true, k=k) if metric in _NO_RISK else _run(y_pred, y_true, registry, k)
-    # predict returns only the top k, so the scorer's MRR is MRR@k by construction; cut at
-    # k explicitly so that the result does not depend on the estimator's own k.
+    # MRR@k (see make_ranking_scorer), cut here so that it does not depend on the estimator's k.
     return _mean(run.mrr(cutoff=k) if metric == "mrr" else getattr(run, metric)())
 
 

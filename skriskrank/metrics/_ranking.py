@@ -107,15 +107,13 @@ def _check_relevant(relevant, n_queries: int) -> list[frozenset]:
 def _risk_levels(risk, names: list[str]) -> np.ndarray:
     """Risk level per name as int64, unknown levels as UNKNOWN_RISK."""
     if isinstance(risk, ToolRegistry):
-        # index_of raises a ValueError naming every tool that is not in the registry.
         return risk.risk_of(names)
     levels: dict[str, int] = {}
     for name in dict.fromkeys(names):
         if name not in risk:
             raise ValueError(MSG_RISK_MISSING.format(name=name))
         value = risk[name]
-        # The rubric's one check: None / NaN -> UNKNOWN_RISK, 1..5 kept, anything else a
-        # ValueError naming the tool; the common case skips it.
+        # check_level only for what is not a plain level: the common case skips it.
         levels[name] = (value if type(value) is int and 1 <= value <= 5
                         else check_level(value, f"Tool {name!r}"))
     return np.fromiter((levels[n] for n in names), dtype=np.int64, count=len(names))
