@@ -103,11 +103,9 @@ def dense_ndcg(data):
 def pipeline_ultratool(data, folds):
     """embed -> retrieve(100) -> rerank on UltraTool, 5-fold, as ``pipeline_quality`` runs it."""
     from sklearn.model_selection import KFold
-    from sklearn.pipeline import Pipeline
 
-    from skriskrank import DenseRetriever, FrozenEmbedder, RiskAwareReranker
+    from benchmarks.pipeline_quality import _pipe, _report
     from skriskrank.datasets import load_ultratool
-    from skriskrank.metrics import ranking_report
 
     ds = load_ultratool(Path(data) / "ultratool")
     runs = {b: [] for b in BACKENDS}
@@ -116,13 +114,9 @@ def pipeline_ultratool(data, folds):
             break
         train, test = ds.subset(tr), ds.subset(te)
         for b in BACKENDS:
-            pipe = Pipeline([
-                ("embed", FrozenEmbedder(ds.registry, backend=b, show_progress_bar=False)),
-                ("retrieve", DenseRetriever(n_candidates=100)),
-                ("rerank", RiskAwareReranker(risk_weight=0.1, random_state=0)),
-            ]).fit(train.queries, train.relevant)
-            rep = ranking_report(pipe.predict(test.queries), test.relevant, ds.registry, k=5)
-            runs[b].append([float(rep["ndcg@5"]), float(rep["rvr@5"])])
+            pipe = _pipe(ds.registry, True, 100, 0, backend=b).fit(train.queries, train.relevant)
+            rep = _report(pipe, test)
+            runs[b].append([rep["ndcg@5"], rep["rvr@5"]])
     return {b: dict(zip(("ndcg@5", "rvr@5"), np.mean(v, axis=0).tolist(), strict=True))
             for b, v in runs.items()}
 

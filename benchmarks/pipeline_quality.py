@@ -32,8 +32,9 @@ RESULTS = Path(__file__).parent / "results"
 KEYS = ("ndcg@5", "mrr", "rvr@5", "srr@5")
 
 
-def _pipe(registry, cache, n_candidates, seed, **rerank):
-    steps = [("embed", FrozenEmbedder(registry, cache=cache))]
+def _pipe(registry, cache, n_candidates, seed, backend="torch", **rerank):
+    steps = [("embed", FrozenEmbedder(registry, cache=cache, backend=backend,
+                                      show_progress_bar=False))]
     if n_candidates:
         steps.append(("retrieve", DenseRetriever(n_candidates=n_candidates)))
     steps.append(("rerank", RiskAwareReranker(risk_weight=0.1, random_state=seed, **rerank)))

@@ -58,8 +58,25 @@ def _check_model(model_dir: Path) -> int:
     return int(config.get("max_seq_length", 256))
 
 
-def _export(model_dir: Path, path: Path) -> None:
-    """Write the transformer, mean pooling and normalisation as one ONNX graph, atomically."""
+def _write_once(path: Path, write) -> None:
+    """Make ``path`` with ``write(tmp)`` unless it exists, then rename it into place.
+
+    Concurrent processes never read half a file.
+    """
+    if path.is_file():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".onnx.tmp")
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def _export(model_dir: Path, path: str) -> None:
+    """Write the transformer, mean pooling and normalisation as one ONNX graph."""
     import torch
     from transformers import AutoModel
 
@@ -80,27 +97,20 @@ def _export(model_dir: Path, path: Path) -> None:
     ids = torch.tensor([[101, 7592, 2088, 102], [101, 7592, 102, 0]])
     axes = {"batch": 0, "sequence": 1}
     names = ["input_ids", "attention_mask", "token_type_ids"]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".onnx.tmp")
-    os.close(fd)
-    try:
-        # The TorchScript exporter, deprecated since torch 2.9 but still shipped (the
-        # torch.export one needs onnxscript). Its tracer warns where transformers compares
-        # shapes in Python; those comparisons hold for every input of this graph (the mask is
-        # as long as the sequence), and the tests compare the exported encoder with torch's.
-        with torch.no_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(Pooled(bert), (ids, (ids != 0).long(), torch.zeros_like(ids)), tmp,
-                              input_names=names, output_names=["embedding"], opset_version=17,
-                              dynamic_axes={**{n: {v: k for k, v in axes.items()} for n in names},
-                                            "embedding": {0: "batch"}}, dynamo=False)
-        os.replace(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    # The TorchScript exporter, deprecated since torch 2.9 but still shipped (the torch.export
+    # one needs onnxscript). Its tracer warns where transformers compares shapes in Python;
+    # those comparisons hold for every input of this graph (the mask is as long as the
+    # sequence), and the tests compare the exported encoder with torch's.
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(Pooled(bert), (ids, (ids != 0).long(), torch.zeros_like(ids)), path,
+                          input_names=names, output_names=["embedding"], opset_version=17,
+                          dynamic_axes={**{n: {v: k for k, v in axes.items()} for n in names},
+                                        "embedding": {0: "batch"}}, dynamo=False)
 
 
-def _quantize(src: Path, path: Path) -> None:
-    """Write ``src`` with its MatMul weights in int8, one scale per output channel, atomically."""
+def _quantize(src: Path, path: str) -> None:
+    """Write ``src`` with its MatMul weights in int8, one scale per output channel."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     class _Quiet(logging.Filter):
@@ -109,18 +119,14 @@ def _quantize(src: Path, path: Path) -> None:
         def filter(self, record):
             return "pre-processing" not in record.getMessage()
 
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".onnx.tmp")
-    os.close(fd)
     quiet, root = _Quiet(), logging.getLogger()
     root.addFilter(quiet)
     try:
         # Per channel: one scale per output column keeps the embeddings closest to fp32
         # (measured: mean cosine 0.994 against 0.957 with one scale per matrix).
-        quantize_dynamic(src, tmp, per_channel=True, weight_type=QuantType.QInt8)
-        os.replace(tmp, path)
+        quantize_dynamic(src, path, per_channel=True, weight_type=QuantType.QInt8)
     finally:
         root.removeFilter(quiet)
-        Path(tmp).unlink(missing_ok=True)
 
 
 class OnnxEncoder:
@@ -155,12 +161,10 @@ class OnnxEncoder:
                           torch.__version__, transformers.__version__, ort.__version__])
         path = (Path(cache_dir) if cache_dir else _cache_dir()) / "onnx" / (
             hashlib.sha256(key.encode()).hexdigest()[:24] + ".onnx")
-        if not path.is_file():
-            _export(model_dir, path)
+        _write_once(path, lambda tmp: _export(model_dir, tmp))
         if int8:
             fp32, path = path, path.with_suffix(".int8.onnx")
-            if not path.is_file():
-                _quantize(fp32, path)
+            _write_once(path, lambda tmp: _quantize(fp32, tmp))
         options = ort.SessionOptions()
         options.inter_op_num_threads = 1
         self.session = ort.InferenceSession(str(path), options,
