@@ -16,7 +16,8 @@ the shared machine's load:
   pooled 5-fold QWK on both benchmarks' labels (with the harvested tools' hint bounds, as the
   packaged model is trained).
 
-Run ``python -m benchmarks.bench_encoder --data ../shared/data`` (``--quick``: smaller).
+Run ``python -m benchmarks.bench_encoder --data ../shared/data`` (``--quick``: smaller;
+``--speed``: the speed rows only, the quality rows kept from the last run).
 """
 
 from __future__ import annotations
@@ -214,9 +215,17 @@ def main(argv=None):
     parser.add_argument("--data", default="../shared/data")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--speed", action="store_true",
+                        help="re-measure only the speed rows, keeping the quality rows of the "
+                             "last run's bench_encoder.json (for a quieter machine)")
     args = parser.parse_args(argv)
-    result = run(args.data, n_queries=50 if args.quick else 300,
-                 sizes=(200,) if args.quick else (1_000, 10_000), folds=2 if args.quick else 5)
+    n_queries, sizes = (50, (200,)) if args.quick else (300, (1_000, 10_000))
+    if args.speed:
+        result = json.loads((args.out / "bench_encoder.json").read_text())
+        result.update(latency_ms=latency(n_queries), batch_sizes=batch_sizes(args.data, sizes[0]),
+                      throughput={n: throughput(args.data, n) for n in sizes})
+    else:
+        result = run(args.data, n_queries=n_queries, sizes=sizes, folds=2 if args.quick else 5)
     result["environment"] = environment()
     write_json(args.out, "bench_encoder", result)
     write_md(args.out, "bench_encoder", render(result))
