@@ -170,8 +170,7 @@ class RankingBatch:
         -------
         batch : RankingBatch
         """
-        return cls(registry, query_embeddings, tool_embeddings, encoder=encoder,
-                   queries=queries)
+        return cls(registry, query_embeddings, tool_embeddings, encoder=encoder, queries=queries)
 
     # -- fields --------------------------------------------------------------------------------
     @property

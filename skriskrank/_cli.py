@@ -23,10 +23,8 @@ __all__ = ["main"]
 _BACKENDS = ("torch", "onnx", "onnx-int8")
 
 MSG_ONE_SOURCE = "give a model file or --tools, not both (and at least one)."
-MSG_NOT_PIPELINE = (
-    "{path} holds a {type}, not a pipeline that starts with FrozenEmbedder; skriskrank fit "
-    "writes one."
-)
+MSG_NOT_PIPELINE = ("{path} holds a {type}, not a pipeline that starts with FrozenEmbedder; "
+                    "skriskrank fit writes one.")
 MSG_COUNT = "expected a whole number from 1 to {limit:,}, got {value!r}"
 
 #: The largest count a command-line option takes (a list length or an epoch count).

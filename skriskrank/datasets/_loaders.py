@@ -15,10 +15,8 @@ from .._permissions import PERMISSION_CATEGORIES
 from .._registry import ToolRegistry
 from .._rubric import NO_PERMISSIONS, is_level, parse_permissions
 
-__all__ = [
-    "SEALTOOLS_SPLITS", "ToolRetrievalDataset", "load_queries_jsonl", "load_registry_csv",
-    "load_sealtools", "load_ultratool",
-]
+__all__ = ["SEALTOOLS_SPLITS", "ToolRetrievalDataset", "load_queries_jsonl", "load_registry_csv",
+           "load_sealtools", "load_ultratool"]
 
 #: The Seal-Tools splits :func:`load_sealtools` accepts. ``test_out_domain`` is upstream's
 #: out-of-domain test set; it is not in every copy of the data.
