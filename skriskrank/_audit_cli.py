@@ -68,9 +68,9 @@ def run_audit(args) -> int:
         params["coverage"] = args.coverage
     auditor = RiskAuditor.pretrained(**params, backend=args.backend)
     frame = auditor.audit(registry)
-    n_review = int(frame["needs_review"].sum())
     print(f"skriskrank audit: {len(frame)} tools from {len(args.tools)} file(s); "
-          f"{int((frame['predicted'] >= 3).sum())} at level >= 3; {n_review} to review")
+          f"{int((frame['predicted'] >= 3).sum())} at level >= 3; "
+          f"{int(frame['needs_review'].sum())} to review")
     print(f"level: the lowest level L with P(level <= L) >= {auditor.coverage} (errs towards "
           "risk); median: the median level (coverage 0.5); P(>=3): the chance of level 3..5")
     print(format_audit(frame, limit=None if args.all else 50))

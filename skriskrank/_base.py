@@ -114,10 +114,9 @@ class RankingStepMixin:
             X = check_batch(self, X, registry=self.registry_, encoder=self.encoder_)
         for param in self._catalogue_sized:
             # A list longer than the catalogue means nothing, and a huge one allocates.
-            if getattr(self, param) > len(X.registry):
+            if (value := getattr(self, param)) > len(X.registry):
                 raise ValueError(MSG_TOO_MANY.format(step=type(self).__name__, param=param,
-                                                     value=getattr(self, param),
-                                                     n=len(X.registry)))
+                                                     value=value, n=len(X.registry)))
         return X
 
     def transform(self, X):

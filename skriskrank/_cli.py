@@ -221,8 +221,7 @@ def demo(args) -> int:
         for name in list(rows)[1:]:
             print(f"  {name:<30} {fmt(rows[name][i])}")
     print(f"\nHeld-out metrics over {len(queries)} queries (k=5; RVR/SRR lower is better):")
-    keys = ["ndcg@5", "mrr", "rvr@5", "srr@5", "safe_rvr@5", "needrisk_hit@5",
-            "unneeded_rvr@5"]
+    keys = ["ndcg@5", "mrr", "rvr@5", "srr@5", "safe_rvr@5", "needrisk_hit@5", "unneeded_rvr@5"]
     print(f"  {'ranker':<30} " + " ".join(f"{k:>14}" for k in keys))
     for name, top in rows.items():
         rep = ranking_report(top, test_ds.relevant, reg, k=5)

@@ -154,17 +154,14 @@ def explain(pipeline, queries, k=None):
     ranked = batch.ranked_indices()  # -1 marks an empty slot of a shortened list
     cand = np.where(ranked < 0, batch.candidates, ranked)
     risk = reg.risk[cand].ravel()
-    cols = {
-        "query": np.repeat(batch.queries, m),
-        "tool": reg.names[cand].ravel(),
-        "rank": pd.arrays.IntegerArray(np.tile(np.arange(1, m + 1), n_q),
-                                       ~((ranked >= 0) & (np.arange(m) < k)).ravel()),
-        "reason": [reason(batch, i, j) for i in range(n_q) for j in range(m)],
-        "risk": pd.arrays.IntegerArray(risk, risk == UNKNOWN_RISK),
-        "risk_predicted": reg.risk_predicted[cand].ravel(),
-        "cosine": np.einsum("qd,qmd->qm", batch.query_embeddings,
-                            batch.tool_embeddings[cand]).ravel(),
-    }
+    cols = {"query": np.repeat(batch.queries, m), "tool": reg.names[cand].ravel(),
+            "rank": pd.arrays.IntegerArray(np.tile(np.arange(1, m + 1), n_q),
+                                           ~((ranked >= 0) & (np.arange(m) < k)).ravel()),
+            "reason": [reason(batch, i, j) for i in range(n_q) for j in range(m)],
+            "risk": pd.arrays.IntegerArray(risk, risk == UNKNOWN_RISK),
+            "risk_predicted": reg.risk_predicted[cand].ravel(),
+            "cosine": np.einsum("qd,qmd->qm", batch.query_embeddings,
+                                batch.tool_embeddings[cand]).ravel()}
     cols |= {name: np.asarray(part).ravel() for name, part in batch.parts.items()
              if name not in _DECISION_PARTS}
     cols["score"] = batch.scores.ravel()

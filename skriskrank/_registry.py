@@ -305,9 +305,8 @@ class ToolRegistry:
                    permission_keywords=permission_keywords, text_template=text_template)
 
     @classmethod
-    def from_frame(
-        cls, df, *, permission_keywords: Mapping[str, Iterable[str]] | None = None
-    ) -> ToolRegistry:
+    def from_frame(cls, df, *,
+                   permission_keywords: Mapping[str, Iterable[str]] | None = None) -> ToolRegistry:
         """Build a registry from a :class:`pandas.DataFrame`, as :meth:`to_frame` writes it.
 
         Parameters
@@ -328,9 +327,8 @@ class ToolRegistry:
             if col not in df.columns:
                 raise ValueError(MSG_MISSING_COLUMN.format(col=col, cols=list(df.columns)))
         fields = ("name", "description", "risk", "permissions", "risk_source", "flags", "server")
-        return cls.from_records(
-            df[[c for c in fields if c in df.columns]].to_dict("records"),
-            permission_keywords=permission_keywords)
+        return cls.from_records(df[[c for c in fields if c in df.columns]].to_dict("records"),
+                                permission_keywords=permission_keywords)
 
     # -- access -------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -377,8 +375,7 @@ class ToolRegistry:
         """
         return tuple(
             MappingProxyType({**HINT_DEFAULTS, **{k: v for k, v in h.items() if k != "title"}})
-            for h in self.declared_hints
-        )
+            for h in self.declared_hints)
 
     @property
     def declares_destructive(self) -> np.ndarray:

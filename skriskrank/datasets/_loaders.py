@@ -459,9 +459,8 @@ def load_registry_csv(path: str | PathLike, *, permission_keywords=None) -> Tool
 
 def _csv_record(at: dict, row: dict) -> dict:
     """A registry record of a CSV row, its cells in the rubric's one format."""
-    cells = {col: (row.get(col) or "").strip()
-             for col in ("name", "description", "risk", "permissions", "risk_source", "flags",
-                         "server")}
+    cells = {col: (row.get(col) or "").strip() for col in (
+        "name", "description", "risk", "permissions", "risk_source", "flags", "server")}
     name, risk = cells["name"], cells["risk"]
     if risk and not (risk.isdigit() and is_level(int(risk))):
         raise ValueError(MSG_CSV_RISK.format(**at, name=name, value=risk))
