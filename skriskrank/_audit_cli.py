@@ -35,8 +35,7 @@ def format_audit(frame, *, limit: int | None = 50) -> str:
     order = frame.sort_values(["needs_review", "predicted", "p_risky"], ascending=False,
                               kind="stable")
     shown = order if limit is None else order.head(limit)
-    rows = [[str(r["name"]),
-             "" if pd.isna(r["declared"]) else str(r["declared"]),
+    rows = [[str(r["name"]), "" if pd.isna(r["declared"]) else str(r["declared"]),
              str(r["predicted"]), str(r["median"]), f"{r['p_risky']:.2f}", r["hints"] or "-",
              ("REVIEW: " + r["reason"]) if r["needs_review"] else ""]
             for _, r in shown.iterrows()]

@@ -98,8 +98,8 @@ def fit(args) -> int:
     # From a log: what the pretrained pipeline reads (sentences, servers), with a reranker and
     # need model trained on what the agent called after each search.
     pipe = build_pipeline(registry, k=args.k, need_aware=args.need_aware or log,
-                          epochs=args.epochs, backend=args.backend,
-                          risk_weight=args.risk_weight, verbose=1, query_sentences=log,
+                          epochs=args.epochs, backend=args.backend, risk_weight=args.risk_weight,
+                          verbose=1, query_sentences=log,
                           edge_types=(*EDGE_TYPES, SERVER_EDGE) if log else EDGE_TYPES)
     t0 = time.perf_counter()
     pipe.fit(data.queries, data.relevant)

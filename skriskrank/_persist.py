@@ -165,8 +165,7 @@ def _check_file(data: bytes) -> set[str]:
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         infos = archive.infolist()
         _check_size("the number of members", len(infos), limits["members"], "members")
-        _check_size("the unpacked size", sum(i.file_size for i in infos),
-                    limits["unpacked_bytes"])
+        _check_size("the unpacked size", sum(i.file_size for i in infos), limits["unpacked_bytes"])
         info = archive.getinfo("schema.json")
         _check_size("schema.json", info.file_size, limits["schema_bytes"])
         schema = json.loads(archive.read(info))

@@ -431,16 +431,14 @@ class ToolRegistry:
         return self.risk[self.index_of(names)]
 
     def _records(self) -> list[dict]:
-        return [
-            {"name": n, "description": d, "risk": None if r == UNKNOWN_RISK else int(r),
-             "permissions": p, "parameters": params, "annotations": dict(h),
-             "risk_source": "predicted" if pred else "declared", "trust_hints": bool(t),
-             "flags": f, "server": server}
-            for n, d, r, p, params, h, pred, t, f, server in zip(
-                self.names, self.descriptions, self.risk, self.permissions, self.parameters,
-                self.declared_hints, self.risk_predicted, self.hints_trusted, self.flags,
-                self.servers, strict=True)
-        ]
+        return [{"name": n, "description": d, "risk": None if r == UNKNOWN_RISK else int(r),
+                 "permissions": p, "parameters": params, "annotations": dict(h),
+                 "risk_source": "predicted" if pred else "declared", "trust_hints": bool(t),
+                 "flags": f, "server": server}
+                for n, d, r, p, params, h, pred, t, f, server in zip(
+                    self.names, self.descriptions, self.risk, self.permissions, self.parameters,
+                    self.declared_hints, self.risk_predicted, self.hints_trusted, self.flags,
+                    self.servers, strict=True)]
 
     def with_risk(self, levels, *, source: str = "predicted") -> ToolRegistry:
         """A copy of the registry with new risk levels, remembering where they came from.

@@ -90,10 +90,9 @@ class _TripletBatches:
             idx = tools[s : s + self.batch_size]
             # Gathering in numpy makes fresh (writable) arrays: the shared embeddings are
             # read-only, and torch.from_numpy warns on those.
-            yield (
-                {"query": torch.from_numpy(ds.q_emb[pair_query[s : s + self.batch_size]]),
-                 "tools": torch.from_numpy(ds.t_emb[idx])},
-                torch.from_numpy(ds.risk_target[idx]))
+            yield ({"query": torch.from_numpy(ds.q_emb[pair_query[s : s + self.batch_size]]),
+                    "tools": torch.from_numpy(ds.t_emb[idx])},
+                   torch.from_numpy(ds.risk_target[idx]))
 
 
 class _EarlyStopping(Callback):

@@ -64,10 +64,8 @@ class RiskPenaltyReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     [0.8, 0.9]
     """
 
-    _parameter_constraints: dict = {
-        "risk_weight": [Interval(Real, 0, None, closed="left")],
-        "k": [Interval(Integral, 1, None, closed="left")],
-    }
+    _parameter_constraints: dict = {"risk_weight": [Interval(Real, 0, None, closed="left")],
+                                    "k": [Interval(Integral, 1, None, closed="left")]}
 
     def __init__(self, *, risk_weight=0.1, k=5):
         self.risk_weight = risk_weight
@@ -115,10 +113,8 @@ class MMRReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     [['a', 'b']]
     """
 
-    _parameter_constraints: dict = {
-        "relevance_weight": [Interval(Real, 0, 1, closed="both")],
-        "k": [Interval(Integral, 1, None, closed="left")],
-    }
+    _parameter_constraints: dict = {"relevance_weight": [Interval(Real, 0, 1, closed="both")],
+                                    "k": [Interval(Integral, 1, None, closed="left")]}
 
     def __init__(self, *, relevance_weight=0.7, k=5):
         self.relevance_weight = relevance_weight
@@ -198,11 +194,9 @@ class BM25Reranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     [['send_email']]
     """
 
-    _parameter_constraints: dict = {
-        "k1": [Interval(Real, 0, None, closed="left")],
-        "b": [Interval(Real, 0, 1, closed="both")],
-        "k": [Interval(Integral, 1, None, closed="left")],
-    }
+    _parameter_constraints: dict = {"k1": [Interval(Real, 0, None, closed="left")],
+                                    "b": [Interval(Real, 0, 1, closed="both")],
+                                    "k": [Interval(Integral, 1, None, closed="left")]}
 
     def __init__(self, *, k1=1.5, b=0.75, k=5):
         self.k1 = k1
