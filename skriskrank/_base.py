@@ -19,22 +19,7 @@ MSG_TOO_MANY = "{step}: {param}={value} is more than the catalogue's {n} tools; 
 
 
 def check_relevant(y, registry, n_queries: int | None = None) -> list[np.ndarray]:
-    """Validate gold tool sets against a registry and return them as index arrays.
-
-    Parameters
-    ----------
-    y : sequence of iterable of str
-        Gold tool names per query.
-    registry : ToolRegistry
-        The catalogue the names must come from.
-    n_queries : int, default=None
-        Expected number of entries.
-
-    Returns
-    -------
-    relevant : list of ndarray of int
-        Sorted registry indices of each query's gold tools.
-    """
+    """Each query's gold tool names (``n_queries`` sets if given) as sorted registry indices."""
     if y is None:
         raise ValueError("y is required: one set of gold tool names per query.")
     y = list(y)
@@ -93,7 +78,6 @@ class RankingStepMixin:
         Returns
         -------
         self : object
-            The fitted step.
         """
         X = self._check_input(X, reset=True)
         self.registry_, self.encoder_ = X.registry, X.encoder  # what transform must match

@@ -335,25 +335,11 @@ def _forward(model, texts, batch_size, show_progress_bar):
 
 def encode(texts, *, model=None, batch_size=64, device="cpu", cache=True,
            show_progress_bar=None, backend="torch") -> tuple[np.ndarray, str]:
-    """L2-normalized embeddings of ``texts`` through the process's cache.
+    """``(embeddings, model_id)``: a new float32 array of L2-normalized rows, through the cache.
 
-    The model loads only when some text is not cached.
-
-    Parameters
-    ----------
-    texts : list of str
-        Texts to embed (not checked here).
-    model, batch_size, device, show_progress_bar, backend
-        As for :class:`~skriskrank.FrozenEmbedder`.
-    cache : bool, int or str, default=True
-        As for :func:`get_store`; ``False`` encodes every text and keeps nothing.
-
-    Returns
-    -------
-    embeddings : ndarray of float32, shape (n_texts, dim)
-        A new array.
-    model_id : str
-        The encoder's identity.
+    ``texts`` are not checked here; the other parameters are :class:`~skriskrank.FrozenEmbedder`'s
+    (``cache`` as for :func:`get_store`: ``False`` keeps nothing). The model loads only when
+    some text is not cached.
     """
     model_id, load_from = resolve_model(model)
     device = check_device(device)
@@ -363,8 +349,7 @@ def encode(texts, *, model=None, batch_size=64, device="cpu", cache=True,
                             backend=backend)
         return _forward(loaded, missing, batch_size, show_progress_bar)
 
-    store = get_store(model_id, device=device, batch_size=batch_size, cache=cache,
-                      backend=backend)
+    store = get_store(model_id, device=device, batch_size=batch_size, cache=cache, backend=backend)
     if store is None:
         store = EmbeddingStore(EncoderKey(model_id, device, batch_size, backend), capacity=0)
     return store.encode(texts, run), model_id

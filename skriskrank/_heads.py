@@ -98,19 +98,7 @@ class DualHeadModule(nn.Module):
         return torch.sigmoid(self.risk_out(torch.relu(self.risk_hidden(tools))).squeeze(-1))
 
     def forward(self, query, tools):
-        """Both heads' scores of ``tools`` for ``query``.
-
-        Parameters
-        ----------
-        query : torch.Tensor of shape (B, d)
-        tools : torch.Tensor of shape (B, n, d)
-            Each query's ``n`` tools.
-
-        Returns
-        -------
-        f_rel, f_risk : torch.Tensor of shape (B, n)
-            Relevance and risk, each in [0, 1].
-        """
+        """``(f_rel, f_risk)`` (B, n), each in [0, 1], of each query's tools (B, n, d)."""
         return torch.sigmoid(self.relevance_logit(query, tools)), self.risk(tools)
 
 

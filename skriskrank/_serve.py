@@ -51,19 +51,7 @@ def schema_errors(validator, instance) -> str:
 
 
 def make_server(pipeline, name="skriskrank"):
-    """An MCP server whose one tool, ``search_tools``, searches ``pipeline``'s catalogue.
-
-    Parameters
-    ----------
-    pipeline : sklearn.pipeline.Pipeline
-        A fitted skriskrank pipeline.
-    name : str, default="skriskrank"
-        The server's name.
-
-    Returns
-    -------
-    server : mcp.server.Server
-    """
+    """An ``mcp.server.Server`` whose one tool, ``search_tools``, searches a fitted pipeline."""
     try:
         import anyio
         import jsonschema

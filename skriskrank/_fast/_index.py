@@ -242,24 +242,11 @@ class Int8CosineIndex:
         self.nbytes = self._codes.nbytes + self._perm.nbytes + 4 * 8 * len(starts)
 
     def top(self, queries, n, *, n_threads=1):
-        """The ``n`` best tools of each query by float32 cosine, best first.
+        """``(indices, scores)``, (n_queries, n): each query's ``n`` best tools by float32 cosine.
 
-        Parameters
-        ----------
-        queries : ndarray of float32 of shape (n_queries, dim)
-            L2-normalized, finite query embeddings.
-        n : int
-            Tools kept per query, at most ``n_tools``.
-        n_threads : int, default=1
-            Threads that share the scan, each over a contiguous range of blocks. The result
-            does not depend on it.
-
-        Returns
-        -------
-        indices : ndarray of int64 of shape (n_queries, n)
-            Tool indices by decreasing cosine, ties by increasing index.
-        scores : ndarray of float32 of shape (n_queries, n)
-            Their float32 cosines.
+        Tool indices (int64) by decreasing cosine, ties by increasing index, and their float32
+        cosines, for L2-normalized, finite queries and ``n <= n_tools``. ``n_threads`` share
+        the scan, each over a contiguous range of blocks; the result does not depend on it.
         """
         emb = self.tool_embeddings
         q = np.asarray(queries, dtype=np.float32)
