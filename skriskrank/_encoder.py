@@ -142,22 +142,13 @@ def load_model(load_from: str, device: str, shown_name: str, *, kind: str = "Sen
 
 
 class EmbeddingStore:
-    """Embeddings of one encoder, by text: an LRU in memory, and optionally shards on disk.
+    """Embeddings of one encoder (``key``), by text: an LRU in memory, optionally shards on disk.
 
     Texts are known by their SHA-1 digest, so a long text costs no more memory than a short
     one. ``shared`` holds arrays derived from the rows (a registry's tool matrix) for as long
-    as something else holds them; the LRU never evicts those.
-
-    Parameters
-    ----------
-    key : EncoderKey
-        The encoder whose rows this store holds.
-    capacity : int, default=DEFAULT_CACHE_SIZE
-        Texts kept in memory.
-    directory : str or None, default=None
-        A directory to share rows through with other processes; the store writes to and reads
-        from its subdirectory for ``key``, and keeps an index of the shards (about 200 bytes
-        per text on disk), not their rows.
+    as something else holds them; the LRU never evicts those. ``capacity`` texts stay in
+    memory. A ``directory`` shares rows with other processes through its subdirectory for
+    ``key``; the store keeps an index of the shards (about 200 bytes per text), not their rows.
     """
 
     def __init__(self, key: EncoderKey, *, capacity: int = DEFAULT_CACHE_SIZE,

@@ -197,21 +197,10 @@ def _quantize(x, levels=127, dtype=np.int8):
 class Int8CosineIndex:
     """Exact top-``n`` cosine search over unit tool embeddings, by an int8 scan.
 
-    Parameters
-    ----------
-    tool_embeddings : ndarray of float32 of shape (n_tools, dim)
-        L2-normalized, finite tool embeddings. The index keeps a reference to it (for the
-        rescoring) and an int8 copy.
-    block : int, default=256
-        Tools per block of the scan, each with one bound summary. Any size gives the same
-        result; small ones let tests exercise many blocks on small registries.
-
-    Attributes
-    ----------
-    tool_embeddings : ndarray of shape (n_tools, dim)
-        The array the index was built from.
-    nbytes : int
-        Memory of the int8 copy, its order and the per-block bounds.
+    The index keeps ``tool_embeddings`` (L2-normalized, finite float32 rows, read when
+    rescoring) and an int8 copy; ``nbytes`` is the memory of the copy, its order and the
+    per-block bounds. ``block`` tools share one bound summary: any size gives the same
+    result, and small ones let tests exercise many blocks on small registries.
     """
 
     def __init__(self, tool_embeddings, *, block=_BLOCK):
