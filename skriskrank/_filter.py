@@ -136,8 +136,7 @@ def _tool_rules(risk, counts, embeddings, high_risk_level, broad_level, thr, row
     safe = (r >= 1) & (r < high_risk_level)
     if r.dtype.kind == "f":
         safe &= r == np.floor(r)
-    high = np.zeros(len(risk), dtype=bool)
-    broad = np.zeros(len(risk), dtype=bool)
+    high, broad = np.zeros((2, len(risk)), dtype=bool)
     high[rows], broad[rows] = ~safe, c >= broad_level
     if thr is None:
         return high, broad, None, 0.0

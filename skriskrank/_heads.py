@@ -108,17 +108,10 @@ class DualHeadNet(NeuralNet):
     ``loss = mean(relu(margin - f_rel(q, t+) + f_rel(q, t-))) + risk_loss_weight *
     MSE(f_risk(t), (r_t - 1) / 4)`` over the tools of the batch whose risk is known. Each
     training sample is a query with its tools ``[t+, t-_1, ..., t-_n]``; ``y`` holds their
-    risk targets (NaN where unknown).
-
-    Parameters
-    ----------
-    *args, **kwargs
-        As for :class:`skorch.NeuralNet`.
-    margin, risk_loss_weight : float
-        As for :class:`~skriskrank.RiskAwareReranker`.
-    seed : int or None, default=None
-        Seeds the module's weights through a generator of the net's own (the draws of
-        ``torch.manual_seed(seed)``); None draws from torch's global generator.
+    risk targets (NaN where unknown). ``margin`` and ``risk_loss_weight`` are
+    :class:`~skriskrank.RiskAwareReranker`'s, the other arguments :class:`skorch.NeuralNet`'s.
+    A ``seed`` draws the module's weights from a generator of the net's own (the draws of
+    ``torch.manual_seed(seed)``); None draws from torch's global generator.
     """
 
     def __init__(self, *args, margin=0.1, risk_loss_weight=0.5, seed=None, **kwargs):
