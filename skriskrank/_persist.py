@@ -86,14 +86,11 @@ def _trusted_nodes() -> frozenset[tuple[str, str]]:
                RuleFilter, NeedAwareFilter, RiskAuditor, CrossEncoderReranker, MMRReranker,
                RiskPenaltyReranker)
     return frozenset({
-        *(("ObjectNode", _name(c)) for c in objects),
-        ("DictNode", "builtins.dict"), ("ListNode", "builtins.list"),
-        ("TupleNode", "builtins.tuple"), ("JsonNode", "builtins.str"),
-        ("TypeNode", "builtins.str"), ("TypeNode", "builtins.int"),
-        ("ConstructorFromReduceNode", "builtins.frozenset"),
-        ("NdArrayNode", "numpy.ndarray"), ("NdArrayNode", _name(np.float64)),
-        ("SparseMatrixNode", _name(sp.csr_array)),
-    })
+        *(("ObjectNode", _name(c)) for c in objects), ("DictNode", "builtins.dict"),
+        ("ListNode", "builtins.list"), ("TupleNode", "builtins.tuple"),
+        ("JsonNode", "builtins.str"), ("TypeNode", "builtins.str"), ("TypeNode", "builtins.int"),
+        ("ConstructorFromReduceNode", "builtins.frozenset"), ("NdArrayNode", "numpy.ndarray"),
+        ("NdArrayNode", _name(np.float64)), ("SparseMatrixNode", _name(sp.csr_array))})
 
 
 def __getattr__(name):
