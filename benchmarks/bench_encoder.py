@@ -44,10 +44,10 @@ def _texts(data, n):
         return load_tools([path], scan=False).texts
 
 
-def _encode(texts, backend):
+def _encode(texts, backend, **kwargs):
     from skriskrank._encoder import encode
 
-    return encode(texts, cache=False, backend=backend, show_progress_bar=False)[0]
+    return encode(texts, cache=False, backend=backend, show_progress_bar=False, **kwargs)[0]
 
 
 def latency(n_queries):
@@ -82,6 +82,23 @@ def throughput(data, n):
             "median_chars": float(np.median([len(t) for t in texts])),
             "cosine": {b: {"min": float(c.min()), "mean": float(c.mean())}
                        for b, c in cos.items()}}
+
+
+def batch_sizes(data, n, sizes=(8, 16, 32, 64)):
+    """Seconds to encode ``n`` tool texts per backend and batch size, best of two interleaved runs.
+
+    A batch pads to its longest text and its activations must fit the caches, so smaller
+    batches of length-sorted texts can be faster; this is how the default was chosen.
+    """
+    texts = _texts(data, n)
+    best = {b: {s: float("inf") for s in sizes} for b in BACKENDS}
+    for _ in range(2):
+        for s in sizes:
+            for b in BACKENDS:
+                t0 = time.perf_counter()
+                _encode(texts, b, batch_size=s)
+                best[b][s] = min(best[b][s], time.perf_counter() - t0)
+    return {"n_texts": len(texts), "seconds": best}
 
 
 def dense_ndcg(data):
@@ -146,6 +163,7 @@ def auditor_qwk(data, folds):
 
 def run(data, *, n_queries, sizes, folds):
     result = {"latency_ms": latency(n_queries)}
+    result["batch_sizes"] = batch_sizes(data, sizes[0])
     result["throughput"] = {n: throughput(data, n) for n in sizes}
     result["dense_ndcg5"] = dense_ndcg(data)
     result["pipeline_ultratool"] = pipeline_ultratool(data, folds)
@@ -173,6 +191,9 @@ def render(result) -> str:
     rows += [quality(f"pipeline {m.upper()}, UltraTool 5-fold", {b: pipe[b][m] for b in BACKENDS})
              for m in ("ndcg@5", "rvr@5")]
     rows.append(quality("auditor pooled 5-fold QWK", result["auditor_qwk"]))
+    by_size = result["batch_sizes"]
+    sizes = list(by_size["seconds"]["torch"])
+    size_rows = [[b, *(f"{by_size['seconds'][b][s]:.2f}" for s in sizes)] for b in BACKENDS]
     cos = "; ".join(f"{b} at {t['n_texts']:,}: min {c['min']:.4f}, mean {c['mean']:.4f}"
                     for t in thr.values() for b, c in t["cosine"].items())
     return ("# The encoder's backends: PyTorch, ONNX Runtime and ONNX Runtime int8\n\n"
@@ -181,7 +202,11 @@ def render(result) -> str:
             "PyTorch's. `onnx-int8` encodes tool texts with int8 weights and queries with the "
             "fp32 graph, so its query latency is the fp32 graph's.\n\n"
             + md_table(["measure", *BACKENDS, "onnx vs torch", "onnx-int8 vs torch"], rows)
-            + f"\n\nCosine with PyTorch's embeddings of the same texts: {cos}.\n")
+            + f"\n\nCosine with PyTorch's embeddings of the same texts: {cos}.\n\n"
+            f"## Batch size\n\nSeconds to encode the first {by_size['n_texts']:,} tool texts "
+            "above, per batch size (texts sorted by length, as every backend batches them); "
+            "the library's default is 16.\n\n"
+            + md_table(["backend", *(f"batch {s}" for s in sizes)], size_rows) + "\n")
 
 
 def main(argv=None):

@@ -123,8 +123,8 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         The sentence-transformers encoder, as for :class:`FrozenEmbedder`; ``None`` is the
         packaged all-MiniLM-L6-v2 (the pipeline's default), whose embeddings are cached per
         process and shared with the pipeline.
-    batch_size : int, default=64
-        Texts per encoder forward pass.
+    batch_size : int, default=16
+        Texts per encoder forward pass, as for :class:`FrozenEmbedder`.
     cache : bool or str, default=True
         Embedding cache, as for :class:`FrozenEmbedder`: in memory, plus on disk when a
         directory is given.
@@ -192,7 +192,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
 
     def __init__(self, *, coverage=DEFAULT_COVERAGE, C=3.0, lexical_weight=1.0, axes_weight=1.0,
                  bounds_weight=10.0, n_lexical_features=32768, min_df=2,
-                 class_weight="sqrt_balanced", review_margin=0.25, model=None, batch_size=64,
+                 class_weight="sqrt_balanced", review_margin=0.25, model=None, batch_size=16,
                  cache=True, backend="torch", show_progress_bar=None):
         self.coverage = coverage
         self.C = C

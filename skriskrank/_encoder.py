@@ -324,7 +324,7 @@ def _forward(model, texts, batch_size, show_progress_bar):
                         normalize_embeddings=True, show_progress_bar=show)
 
 
-def encode(texts, *, model=None, batch_size=64, device="cpu", cache=True,
+def encode(texts, *, model=None, batch_size=16, device="cpu", cache=True,
            show_progress_bar=None, backend="torch") -> tuple[np.ndarray, str]:
     """``(embeddings, model_id)``: a new float32 array of L2-normalized rows, through the cache.
 

@@ -176,7 +176,7 @@ class OnnxEncoder:
         # The hidden size, from the model's config (the graph's output is [batch, hidden]).
         self.dim = int(json.loads((model_dir / "config.json").read_text())["hidden_size"])
 
-    def encode(self, texts, *, batch_size=64, show_progress_bar=False) -> np.ndarray:
+    def encode(self, texts, *, batch_size=16, show_progress_bar=False) -> np.ndarray:
         """L2-normalised float32 embeddings of ``texts``, longest first within the batching."""
         from tqdm.auto import tqdm
 

@@ -404,9 +404,10 @@ def test_disk_cache_reads_shards_written_after_the_store_was_made(tiny_model, tm
     worker = FrozenEmbedder(reg, model=tiny_model, cache=str(cache)).fit(QUERIES)
     worker.transform(QUERIES)
     new = fresh_texts()
-    other = EmbeddingStore(EncoderKey(worker.model_id_, "cpu", 64), directory=str(cache))
+    size = worker.batch_size
+    other = EmbeddingStore(EncoderKey(worker.model_id_, "cpu", size), directory=str(cache))
     model = encoder_module.load_model(worker.model_id_, "cpu", tiny_model)
-    written = other.encode(new, lambda texts: encoder_module._forward(model, texts, 64, False))
+    written = other.encode(new, lambda texts: encoder_module._forward(model, texts, size, False))
     other.flush()
     encoded_texts.clear()
     n = worker.n_encoded()
@@ -542,7 +543,7 @@ def test_cache_int_keeps_that_many_texts(tiny_model, encoded_texts):
     tools = emb.tool_embeddings_.copy()
     queries = [f"show me the weather {fresh_tag()}" for _ in range(10)]
     first = emb.transform(queries).query_embeddings
-    store = encoder_module.get_store(emb.model_id_, device="cpu", batch_size=64, cache=8)
+    store = encoder_module.get_store(emb.model_id_, device="cpu", batch_size=16, cache=8)
     assert len(store.index) == 8 and store.buf.shape[0] == 8
     encoded_texts.clear()
     # The 8 most recent stay; the 2 oldest are encoded again, alone.
@@ -566,7 +567,7 @@ def test_memory_cache_stays_bounded_under_distinct_queries(tiny_model):
     capacity, n_calls, n_traced = 1000, 20_000, 3000
     reg = make_registry(suffix="_" + fresh_tag())
     emb = FrozenEmbedder(reg, model=tiny_model, cache=capacity).fit(QUERIES)
-    store = encoder_module.get_store(emb.model_id_, device="cpu", batch_size=64,
+    store = encoder_module.get_store(emb.model_id_, device="cpu", batch_size=16,
                                      cache=capacity)
     tools = emb.tool_embeddings_.copy()
     queries = (f"what is the weather {i} {fresh_tag()}" for i in range(n_calls))
