@@ -78,6 +78,7 @@ class RankingStepMixin:
         Returns
         -------
         self : object
+            The fitted step.
         """
         X = self._check_input(X, reset=True)
         self.registry_, self.encoder_ = X.registry, X.encoder  # what transform must match
