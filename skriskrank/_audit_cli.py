@@ -35,8 +35,7 @@ def format_audit(frame, *, limit: int | None = 50) -> str:
     order = frame.sort_values(["needs_review", "predicted", "p_risky"], ascending=False,
                               kind="stable")
     shown = order if limit is None else order.head(limit)
-    rows = [[str(r["name"]),
-             "" if pd.isna(r["declared"]) else str(r["declared"]),
+    rows = [[str(r["name"]), "" if pd.isna(r["declared"]) else str(r["declared"]),
              str(r["predicted"]), str(r["median"]), f"{r['p_risky']:.2f}", r["hints"] or "-",
              ("REVIEW: " + r["reason"]) if r["needs_review"] else ""]
             for _, r in shown.iterrows()]
@@ -68,9 +67,9 @@ def run_audit(args) -> int:
         params["coverage"] = args.coverage
     auditor = RiskAuditor.pretrained(**params, backend=args.backend)
     frame = auditor.audit(registry)
-    n_review = int(frame["needs_review"].sum())
     print(f"skriskrank audit: {len(frame)} tools from {len(args.tools)} file(s); "
-          f"{int((frame['predicted'] >= 3).sum())} at level >= 3; {n_review} to review")
+          f"{int((frame['predicted'] >= 3).sum())} at level >= 3; "
+          f"{int(frame['needs_review'].sum())} to review")
     print(f"level: the lowest level L with P(level <= L) >= {auditor.coverage} (errs towards "
           "risk); median: the median level (coverage 0.5); P(>=3): the chance of level 3..5")
     print(format_audit(frame, limit=None if args.all else 50))

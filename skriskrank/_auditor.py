@@ -50,30 +50,23 @@ _BOUNDS_ROUNDS = 2
 #: Longest tool text graded, in characters (a tool's text holds its schema's parameters).
 _MAX_TEXT = 100_000
 
-MSG_X_TYPE = (
-    "X must be a ToolRegistry or a sequence of tool texts (non-empty strings), got {type}."
-)
+MSG_X_TYPE = ("X must be a ToolRegistry or a sequence of tool texts (non-empty strings), "
+              "got {type}.")
 MSG_X_EMPTY = "X is empty: give at least one tool."
 MSG_X_TEXT = MSG_QUERY_BAD  # raised by check_queries, which checks the texts
 MSG_Y_LENGTH = "y must have one level per tool: {n} tools but {got} levels."
 MSG_Y_LEVEL = "{tool}: level must be an integer in 1..5, got {value!r}."
-MSG_Y_BOUNDS = (
-    "{tool}: bounds must be two levels [lowest, highest] in 1..5 with lowest <= highest, "
-    "got {value!r}."
-)
+MSG_Y_BOUNDS = ("{tool}: bounds must be two levels [lowest, highest] in 1..5 with lowest <= "
+                "highest, got {value!r}.")
 MSG_Y_SCORE = "score needs exact levels, but y holds level bounds."
-MSG_Y_UNKNOWN = (
-    "y is None and the registry has {n} tool(s) without a declared level (first: {name!r}); "
-    "pass y, or fit on a labelled registry."
-)
+MSG_Y_UNKNOWN = ("y is None and the registry has {n} tool(s) without a declared level (first: "
+                 "{name!r}); pass y, or fit on a labelled registry.")
 MSG_Y_MAPPING = "y maps tool names to levels, which needs X to be a ToolRegistry."
-MSG_ONE_LEVEL = (
-    "y holds {levels} as exact levels; fitting needs at least two (bounds alone teach no level)."
-)
+MSG_ONE_LEVEL = ("y holds {levels} as exact levels; fitting needs at least two (bounds alone "
+                 "teach no level).")
 MSG_BAD_FILE = "{path}: not a RiskAuditor weights file ({error})."
-MSG_ENCODER = (
-    "The weights in {path} were fitted on encoder {fitted!r}; this auditor uses {model!r}."
-)
+MSG_ENCODER = ("The weights in {path} were fitted on encoder {fitted!r}; this auditor uses "
+               "{model!r}.")
 
 
 def _raise_to(P: np.ndarray, rows: np.ndarray, level: int) -> None:
@@ -197,24 +190,10 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         "show_progress_bar": ["boolean", None],
     }
 
-    def __init__(
-        self,
-        *,
-        coverage=DEFAULT_COVERAGE,
-        C=3.0,
-        lexical_weight=1.0,
-        axes_weight=1.0,
-        bounds_weight=10.0,
-        n_lexical_features=32768,
-        min_df=2,
-        class_weight="sqrt_balanced",
-        review_margin=0.25,
-        model=None,
-        batch_size=16,
-        cache=True,
-        backend="torch",
-        show_progress_bar=None,
-    ):
+    def __init__(self, *, coverage=DEFAULT_COVERAGE, C=3.0, lexical_weight=1.0, axes_weight=1.0,
+                 bounds_weight=10.0, n_lexical_features=32768, min_df=2,
+                 class_weight="sqrt_balanced", review_margin=0.25, model=None, batch_size=16,
+                 cache=True, backend="torch", show_progress_bar=None):
         self.coverage = coverage
         self.C = C
         self.lexical_weight = lexical_weight
@@ -302,10 +281,8 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
             E, _ = self._embed(texts)
         T = normalize(self._lexical(texts).multiply(self.idf_).tocsr())
         A = normalize(rubric_axes(names, texts))
-        return sparse.hstack(
-            [sparse.csr_matrix(E.astype(np.float64)), self.lexical_weight * T,
-             sparse.csr_matrix(self.axes_weight * A)], format="csr"
-        )
+        return sparse.hstack([sparse.csr_matrix(E.astype(np.float64)), self.lexical_weight * T,
+                              sparse.csr_matrix(self.axes_weight * A)], format="csr")
 
     # -- fitting ------------------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
@@ -462,12 +439,8 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         y, high = self._labels(X, y, len(self._texts(X)[1]))
         if (y != high).any():
             raise ValueError(MSG_Y_SCORE)
-        return float(
-            cohen_kappa_score(
-                y, self.predict(X), weights="quadratic", labels=list(LEVELS),
-                sample_weight=sample_weight,
-            )
-        )
+        return float(cohen_kappa_score(y, self.predict(X), weights="quadratic",
+                                       labels=list(LEVELS), sample_weight=sample_weight))
 
     # -- persistence --------------------------------------------------------------------------
     def save(self, path) -> None:
@@ -484,10 +457,8 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
             "params": {k: (os.fspath(v) if isinstance(v, os.PathLike) else v)
                        for k, v in self.get_params().items()},
         }
-        np.savez_compressed(
-            path, coef=self.coef_, intercept=self.intercept_, idf=self.idf_,
-            config=np.array(json.dumps(config, sort_keys=True)),
-        )
+        np.savez_compressed(path, coef=self.coef_, intercept=self.intercept_, idf=self.idf_,
+                            config=np.array(json.dumps(config, sort_keys=True)))
 
     @classmethod
     def load(cls, path, **params) -> RiskAuditor:
@@ -536,9 +507,8 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         auditor._validate_params()
         model_id = _resolve_model(auditor.model)[0]
         if model_id != config["encoder"]:
-            raise ValueError(
-                MSG_ENCODER.format(path=path, fitted=config["encoder"], model=model_id)
-            )
+            raise ValueError(MSG_ENCODER.format(path=path, fitted=config["encoder"],
+                                                model=model_id))
         auditor.coef_, auditor.intercept_, auditor.idf_ = coef, intercept, idf
         auditor.encoder_ = config["encoder"]
         auditor.embedding_dim_ = int(config["embedding_dim"])
@@ -693,14 +663,8 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
                 why.append(f"marked non-destructive but its text reads as level {text_level[i]}")
             reasons.append("; ".join(why))
         return pd.DataFrame({
-            "name": names,
-            "declared": pd.array(declared, dtype="Int64"),
-            "predicted": predicted,
-            "median": median,
-            "p_risky": p_risky,
-            "hints": [describe_hints(h) for h in hints],
+            "name": names, "declared": pd.array(declared, dtype="Int64"), "predicted": predicted,
+            "median": median, "p_risky": p_risky, "hints": [describe_hints(h) for h in hints],
             "permissions": [";".join(sorted(p)) for p in perms],
             "flags": [";".join(sorted(f)) for f in findings],
-            "needs_review": [bool(r) for r in reasons],
-            "reason": reasons,
-        })
+            "needs_review": [bool(r) for r in reasons], "reason": reasons})

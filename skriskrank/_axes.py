@@ -68,20 +68,10 @@ DESTRUCTIVE_VERBS = frozenset(
 
 
 def rubric_axes(names, texts) -> np.ndarray:
-    """Which axes each tool's name and text reach, as features.
+    """Which axes each tool's name and text (name, description and parameters) reach.
 
-    Parameters
-    ----------
-    names : sequence of str
-        The tools' names.
-    texts : sequence of str
-        Their texts (name, description and parameters).
-
-    Returns
-    -------
-    axes : ndarray of float, shape (n_tools, 2 * len(AXES))
-        For each axis of :data:`AXES` in order, 1 where the name holds one of its words, then
-        1 where the text does; 0 otherwise.
+    An (n_tools, 2 * len(AXES)) float array: for each axis of :data:`AXES` in order, 1 where
+    the name holds one of its words, then 1 where the text does; 0 otherwise.
 
     Examples
     --------
@@ -98,16 +88,7 @@ def rubric_axes(names, texts) -> np.ndarray:
 
 
 def states_destruction(names) -> np.ndarray:
-    """Whether each tool's name states that it destroys something (``delete_disk``).
-
-    Parameters
-    ----------
-    names : sequence of str
-        The tools' names.
-
-    Returns
-    -------
-    destroys : ndarray of bool, shape (n_tools,)
+    """Whether each tool's name states that it destroys something (``delete_disk``), as bools.
 
     Examples
     --------

@@ -19,22 +19,7 @@ MSG_TOO_MANY = "{step}: {param}={value} is more than the catalogue's {n} tools; 
 
 
 def check_relevant(y, registry, n_queries: int | None = None) -> list[np.ndarray]:
-    """Validate gold tool sets against a registry and return them as index arrays.
-
-    Parameters
-    ----------
-    y : sequence of iterable of str
-        Gold tool names per query.
-    registry : ToolRegistry
-        The catalogue the names must come from.
-    n_queries : int, default=None
-        Expected number of entries.
-
-    Returns
-    -------
-    relevant : list of ndarray of int
-        Sorted registry indices of each query's gold tools.
-    """
+    """Each query's gold tool names (``n_queries`` sets if given) as sorted registry indices."""
     if y is None:
         raise ValueError("y is required: one set of gold tool names per query.")
     y = list(y)
@@ -114,10 +99,9 @@ class RankingStepMixin:
             X = check_batch(self, X, registry=self.registry_, encoder=self.encoder_)
         for param in self._catalogue_sized:
             # A list longer than the catalogue means nothing, and a huge one allocates.
-            if getattr(self, param) > len(X.registry):
+            if (value := getattr(self, param)) > len(X.registry):
                 raise ValueError(MSG_TOO_MANY.format(step=type(self).__name__, param=param,
-                                                     value=getattr(self, param),
-                                                     n=len(X.registry)))
+                                                     value=value, n=len(X.registry)))
         return X
 
     def transform(self, X):

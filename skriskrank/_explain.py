@@ -20,30 +20,13 @@ _DECISION_PARTS = ("decision", "duplicate_of")
 
 
 def trace(pipeline, queries, k=None):
-    """The batch a pipeline's ``predict`` makes, with what each step added to the scores.
+    """``(batch, steps)``: the last step's output on ``queries``, and the pipeline's steps.
 
-    The steps run as ``pipeline.predict`` runs them, once, on a traced batch
-    (:meth:`RankingBatch.traced`): each step records its parts (``f_rel``, ``p_rel``,
+    The steps (``"passthrough"`` left out) run as ``pipeline.predict`` runs them, once, on a
+    traced batch (:meth:`RankingBatch.traced`): each records its parts (``f_rel``, ``p_rel``,
     ``f_risk``, ``risk_penalty``, ``smoothing``, a filter's ``decision`` ...) beside the
-    scores, and they follow the candidates to the last step.
-
-    Parameters
-    ----------
-    pipeline : sklearn.pipeline.Pipeline
-        A fitted skriskrank pipeline whose first step is a :class:`FrozenEmbedder`, or a
-        prefix of one.
-    queries : list of str
-        The queries.
-    k : int or None, default=None
-        How many tools a list offers; ``None`` is the last step's ``k``. The pipeline is
-        left as it was.
-
-    Returns
-    -------
-    batch : RankingBatch
-        The last step's output; its top ``k`` is ``predict``'s.
-    steps : list of estimator
-        The pipeline's steps (``"passthrough"`` left out), the last one last.
+    scores, and they follow the candidates to the last step, whose top ``k`` (``None``: its
+    own ``k``; the pipeline is left as it was) is ``predict``'s.
     """
     steps = [step for _, step in getattr(pipeline, "steps", [])
              if step not in (None, "passthrough")]
@@ -66,23 +49,10 @@ def reasoner(step, k):
 def search(pipeline, query, k, *, dropped=False):
     """One query's top ``k`` as rows for an agent: what ``skriskrank serve`` answers.
 
-    Parameters
-    ----------
-    pipeline : sklearn.pipeline.Pipeline
-        A fitted skriskrank pipeline.
-    query : str
-        The task in plain words.
-    k : int
-        How many tools to return (a relevance floor may return fewer).
-    dropped : bool, default=False
-        Also return the candidates the last step left out of the list, with ``rank`` None.
-
-    Returns
-    -------
-    tools : list of dict
-        ``rank``, ``name``, ``description``, ``risk_level`` (None when unknown),
-        ``risk_predicted``, ``score`` and ``reason`` per tool, best first: the tools of
-        ``pipeline.predict`` with the last step's ``k`` set to ``k``.
+    A dict per tool, best first: ``rank``, ``name``, ``description``, ``risk_level`` (None
+    when unknown), ``risk_predicted``, ``score`` and ``reason``; the tools of
+    ``pipeline.predict`` with the last step's ``k`` set to ``k`` (a relevance floor may give
+    fewer), then, with ``dropped``, the candidates it left out, with ``rank`` None.
     """
     batch, steps = trace(pipeline, [query], k)
     if batch.is_full_pool:
@@ -154,17 +124,14 @@ def explain(pipeline, queries, k=None):
     ranked = batch.ranked_indices()  # -1 marks an empty slot of a shortened list
     cand = np.where(ranked < 0, batch.candidates, ranked)
     risk = reg.risk[cand].ravel()
-    cols = {
-        "query": np.repeat(batch.queries, m),
-        "tool": reg.names[cand].ravel(),
-        "rank": pd.arrays.IntegerArray(np.tile(np.arange(1, m + 1), n_q),
-                                       ~((ranked >= 0) & (np.arange(m) < k)).ravel()),
-        "reason": [reason(batch, i, j) for i in range(n_q) for j in range(m)],
-        "risk": pd.arrays.IntegerArray(risk, risk == UNKNOWN_RISK),
-        "risk_predicted": reg.risk_predicted[cand].ravel(),
-        "cosine": np.einsum("qd,qmd->qm", batch.query_embeddings,
-                            batch.tool_embeddings[cand]).ravel(),
-    }
+    cols = {"query": np.repeat(batch.queries, m), "tool": reg.names[cand].ravel(),
+            "rank": pd.arrays.IntegerArray(np.tile(np.arange(1, m + 1), n_q),
+                                           ~((ranked >= 0) & (np.arange(m) < k)).ravel()),
+            "reason": [reason(batch, i, j) for i in range(n_q) for j in range(m)],
+            "risk": pd.arrays.IntegerArray(risk, risk == UNKNOWN_RISK),
+            "risk_predicted": reg.risk_predicted[cand].ravel(),
+            "cosine": np.einsum("qd,qmd->qm", batch.query_embeddings,
+                                batch.tool_embeddings[cand]).ravel()}
     cols |= {name: np.asarray(part).ravel() for name, part in batch.parts.items()
              if name not in _DECISION_PARTS}
     cols["score"] = batch.scores.ravel()

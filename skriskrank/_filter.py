@@ -99,8 +99,7 @@ def _check_ranked(ranked, n_tools):
     if ranked.size and (ranked.min() < 0 or ranked.max() >= n_tools):
         i, pos = np.argwhere((ranked < 0) | (ranked >= n_tools))[0]
         raise ValueError(MSG_OUT_OF_RANGE.format(where=where(i), index=int(ranked[i, pos]),
-                                                 pos=int(pos), n_max=n_tools - 1,
-                                                 n_tools=n_tools))
+                                                 pos=int(pos), n_max=n_tools - 1, n_tools=n_tools))
     if ranked.shape[1] > 1:
         s = np.sort(ranked, axis=1)
         dup = s[:, 1:] == s[:, :-1]
@@ -137,8 +136,7 @@ def _tool_rules(risk, counts, embeddings, high_risk_level, broad_level, thr, row
     safe = (r >= 1) & (r < high_risk_level)
     if r.dtype.kind == "f":
         safe &= r == np.floor(r)
-    high = np.zeros(len(risk), dtype=bool)
-    broad = np.zeros(len(risk), dtype=bool)
+    high, broad = np.zeros((2, len(risk)), dtype=bool)
     high[rows], broad[rows] = ~safe, c >= broad_level
     if thr is None:
         return high, broad, None, 0.0
@@ -378,9 +376,8 @@ class RuleFilter(RankingStepMixin, TransformerMixin, BaseEstimator):
         p = (None if self.relevance_model_ is None
              else self.relevance_model_.predict_proba(X, positions))
         floor = None if self.relevance_floor is None else p >= self.relevance_floor
-        decision, other, order, accepted = _decide(
-            ranked, self._tool_rules_of(X, options), options, admit=self._admit(p),
-            eligible=floor)
+        decision, other, order, accepted = _decide(ranked, self._tool_rules_of(X, options),
+                                                   options, admit=self._admit(p), eligible=floor)
 
         def at_candidates(values):  # from the scan's order back to X's candidates
             out = np.empty_like(values)

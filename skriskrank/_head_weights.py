@@ -121,25 +121,11 @@ class HeadWeights:
 
     def relevance(self, q_emb, tool_emb, candidates=None, *, tool_side=None,
                   block=_BLOCK) -> np.ndarray:
-        """f_rel of each query's candidates, float32 (n_queries, n_candidates).
+        """f_rel of each query's candidates (registry indices; ``None``: every tool), float32.
 
-        Parameters
-        ----------
-        q_emb : ndarray of shape (n_queries, d)
-            Query embeddings.
-        tool_emb : ndarray of shape (n_tools, d)
-            Tool embeddings.
-        candidates : ndarray of int of shape (n_queries, m) or None, default=None
-            Registry indices per query; ``None`` scores every tool.
-        tool_side : ndarray of shape (n_tools, hidden + r), default=None
-            A precomputed :meth:`tool_side` of ``tool_emb``.
-        block : int, default=2**20
-            Floats of one (queries, hidden, tools) block: it bounds the temporary memory
-            (one block per thread) and changes nothing in the result.
-
-        Returns
-        -------
-        f_rel : ndarray of float32 of shape (n_queries, n_candidates)
+        ``tool_side`` is a precomputed :meth:`tool_side` of ``tool_emb``. ``block`` floats of
+        one (queries, hidden, tools) block bound the temporary memory (one block per thread)
+        and change nothing in the result.
         """
         q = np.asarray(q_emb, dtype=np.float32)
         tools = np.asarray(tool_emb, dtype=np.float32)

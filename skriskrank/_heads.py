@@ -98,19 +98,7 @@ class DualHeadModule(nn.Module):
         return torch.sigmoid(self.risk_out(torch.relu(self.risk_hidden(tools))).squeeze(-1))
 
     def forward(self, query, tools):
-        """Both heads' scores of ``tools`` for ``query``.
-
-        Parameters
-        ----------
-        query : torch.Tensor of shape (B, d)
-        tools : torch.Tensor of shape (B, n, d)
-            Each query's ``n`` tools.
-
-        Returns
-        -------
-        f_rel, f_risk : torch.Tensor of shape (B, n)
-            Relevance and risk, each in [0, 1].
-        """
+        """``(f_rel, f_risk)`` (B, n), each in [0, 1], of each query's tools (B, n, d)."""
         return torch.sigmoid(self.relevance_logit(query, tools)), self.risk(tools)
 
 
@@ -120,17 +108,10 @@ class DualHeadNet(NeuralNet):
     ``loss = mean(relu(margin - f_rel(q, t+) + f_rel(q, t-))) + risk_loss_weight *
     MSE(f_risk(t), (r_t - 1) / 4)`` over the tools of the batch whose risk is known. Each
     training sample is a query with its tools ``[t+, t-_1, ..., t-_n]``; ``y`` holds their
-    risk targets (NaN where unknown).
-
-    Parameters
-    ----------
-    *args, **kwargs
-        As for :class:`skorch.NeuralNet`.
-    margin, risk_loss_weight : float
-        As for :class:`~skriskrank.RiskAwareReranker`.
-    seed : int or None, default=None
-        Seeds the module's weights through a generator of the net's own (the draws of
-        ``torch.manual_seed(seed)``); None draws from torch's global generator.
+    risk targets (NaN where unknown). ``margin`` and ``risk_loss_weight`` are
+    :class:`~skriskrank.RiskAwareReranker`'s, the other arguments :class:`skorch.NeuralNet`'s.
+    A ``seed`` draws the module's weights from a generator of the net's own (the draws of
+    ``torch.manual_seed(seed)``); None draws from torch's global generator.
     """
 
     def __init__(self, *args, margin=0.1, risk_loss_weight=0.5, seed=None, **kwargs):

@@ -19,13 +19,8 @@ __all__ = ["HINT_DEFAULTS", "describe_hints", "hint_bounds"]
 #: The MCP specification's tool annotations and their defaults: a hint a server leaves out
 #: takes this value. ``destructiveHint`` matters only when ``readOnlyHint`` is false.
 HINT_DEFAULTS: Mapping[str, bool] = MappingProxyType(
-    {
-        "readOnlyHint": False,
-        "destructiveHint": True,
-        "idempotentHint": False,
-        "openWorldHint": True,
-    }
-)
+    {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False,
+     "openWorldHint": True})
 
 MSG_BAD_HINT = "Tool {name!r}: annotation {hint!r} must be true or false, got {value!r}."
 MSG_UNKNOWN_HINT = "Tool {name!r}: unknown annotation {hint!r}; expected one of {allowed}."
@@ -46,11 +41,8 @@ def _check_hints(name: str, hints) -> Mapping[str, object]:
                 out[key] = value
             continue
         if key not in HINT_DEFAULTS:
-            raise ValueError(
-                MSG_UNKNOWN_HINT.format(
-                    name=name, hint=key, allowed=["title", *HINT_DEFAULTS]
-                )
-            )
+            raise ValueError(MSG_UNKNOWN_HINT.format(name=name, hint=key,
+                                                     allowed=["title", *HINT_DEFAULTS]))
         if value is None:
             continue  # JSON null: not declared, the default applies
         if not isinstance(value, (bool, np.bool_)):

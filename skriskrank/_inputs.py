@@ -56,23 +56,7 @@ def _check_unicode(text: str, what: str) -> None:
 def check_query(value, what: str = "the query", limit: int = MAX_QUERY_LENGTH) -> str:
     """``value`` if it is a non-empty, valid Unicode string of at most ``limit`` characters.
 
-    Parameters
-    ----------
-    value : object
-        The text to check.
-    what : str, default="the query"
-        How an error names it.
-    limit : int, default=MAX_QUERY_LENGTH
-        The longest text accepted, in characters.
-
-    Returns
-    -------
-    text : str
-
-    Raises
-    ------
-    ValueError
-        Naming ``what`` and the problem, never repeating the text.
+    Otherwise a ValueError names ``what`` and the problem, never repeating the text.
 
     Examples
     --------

@@ -68,10 +68,8 @@ class NeedAwareFilter(RuleFilter):
     [['read_secret', 'list_users'], ['list_users', 'get_time']]
     """
 
-    _parameter_constraints: dict = {
-        **RuleFilter._parameter_constraints,
-        "need_threshold": [Interval(Real, 0, 1, closed="both"), None],
-    }
+    _parameter_constraints: dict = {**RuleFilter._parameter_constraints,
+                                    "need_threshold": [Interval(Real, 0, 1, closed="both"), None]}
     _requires_y = True
     _knn_feature = True
 

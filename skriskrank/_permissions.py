@@ -8,13 +8,8 @@ from collections.abc import Iterable, Mapping
 __all__ = ["DEFAULT_PERMISSION_KEYWORDS", "PERMISSION_CATEGORIES", "derive_permissions"]
 
 #: The paper's five high-risk permission categories.
-PERMISSION_CATEGORIES = (
-    "shell_execution",
-    "file_write",
-    "network_access",
-    "credential_handling",
-    "code_execution",
-)
+PERMISSION_CATEGORIES = ("shell_execution", "file_write", "network_access", "credential_handling",
+                         "code_execution")
 
 #: Keyword rules: a category applies when one of its keywords occurs as a whole word (or a
 #: run of whole words, for multi-word keywords) in the tool's name or description. Names are
@@ -32,44 +27,35 @@ DEFAULT_PERMISSION_KEYWORDS: Mapping[str, tuple[str, ...]] = {
         "shell", "bash", "zsh", "powershell", "terminal", "command line", "cli", "sudo",
         "subprocess", "cmd", "shell command", "shell commands", "system command",
         "system commands", "run command", "run commands", "run a command",
-        "execute command", "execute commands", "execute a command",
-    ),
+        "execute command", "execute commands", "execute a command"),
     "file_write": (
-        "delete", "deletes", "deleting", "deletion",
-        "overwrite", "overwrites", "overwriting",
-        "write", "writes", "file write", "write file", "write to file",
-        "remove file", "remove files", "rename file", "move file", "move files",
-        "save file", "create file", "modify file", "edit file", "format disk",
-        "rm",
-    ),
+        "delete", "deletes", "deleting", "deletion", "overwrite", "overwrites", "overwriting",
+        "write", "writes", "file write", "write file", "write to file", "remove file",
+        "remove files", "rename file", "move file", "move files", "save file", "create file",
+        "modify file", "edit file", "format disk", "rm"),
     "network_access": (
         "upload", "uploads", "uploading", "download", "downloading",
         "http", "https", "http request", "api request", "web request", "api call",
         "webhook", "curl", "wget", "url", "urls", "ftp", "ssh", "websocket", "web socket",
         "network traffic", "network interface", "network settings", "network configuration",
-        "network connection", "vpn", "dns", "remote server",
-    ),
+        "network connection", "vpn", "dns", "remote server"),
     "credential_handling": (
         "password", "passwords", "oauth", "credential", "credentials",
         "api key", "api keys", "secret", "secrets", "login", "logging into", "log into",
         "sign in", "authenticate", "authentication", "private key", "2fa", "otp", "pin",
         "access token", "access tokens", "session token", "auth token", "api token",
-        "bearer token", "refresh token", "secure token",
-    ),
+        "bearer token", "refresh token", "secure token"),
     "code_execution": (
         "eval", "exec", "execute", "executes", "executing", "code execution",
         "run code", "run script", "run scripts", "run a script", "execute script",
         "execute code", "interpreter", "compile code", "compile source code", "compiler",
-        "python code", "javascript code", "sql query", "deploy", "deploys",
-    ),
+        "python code", "javascript code", "sql query", "deploy", "deploys"),
 }
 
-MSG_BAD_KEYWORDS = (
-    "permission_keywords has unknown categories {cats}; expected a subset of {allowed}."
-)
-MSG_BAD_PERMISSION = (
-    "Tool {name!r}: unknown permission category {perm!r}; expected one of {allowed}."
-)
+MSG_BAD_KEYWORDS = ("permission_keywords has unknown categories {cats}; expected a subset of "
+                    "{allowed}.")
+MSG_BAD_PERMISSION = ("Tool {name!r}: unknown permission category {perm!r}; expected one of "
+                      "{allowed}.")
 
 # camelCase boundaries: lower -> Upper ("deleteFile"), digit -> Capitalised word ("md5Hash"),
 # and the end of an acronym ("HTTPRequest").
@@ -100,9 +86,8 @@ def _compile_keywords(keywords: Mapping[str, Iterable[str]] | None) -> dict[str,
         keywords = DEFAULT_PERMISSION_KEYWORDS
     unknown = sorted(set(keywords) - set(PERMISSION_CATEGORIES))
     if unknown:
-        raise ValueError(
-            MSG_BAD_KEYWORDS.format(cats=unknown, allowed=list(PERMISSION_CATEGORIES))
-        )
+        raise ValueError(MSG_BAD_KEYWORDS.format(cats=unknown,
+                                                 allowed=list(PERMISSION_CATEGORIES)))
     compiled = {}
     for cat, kws in keywords.items():
         if isinstance(kws, str):
@@ -113,9 +98,8 @@ def _compile_keywords(keywords: Mapping[str, Iterable[str]] | None) -> dict[str,
     return compiled
 
 
-def derive_permissions(
-    name: str, description: str, keywords: Mapping[str, Iterable[str]] | None = None
-) -> frozenset[str]:
+def derive_permissions(name: str, description: str,
+                       keywords: Mapping[str, Iterable[str]] | None = None) -> frozenset[str]:
     """Derive a tool's high-risk permission categories from its name and description.
 
     Matching is on whole words after splitting camelCase and snake_case, so ``"curl"`` does

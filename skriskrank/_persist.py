@@ -86,14 +86,11 @@ def _trusted_nodes() -> frozenset[tuple[str, str]]:
                RuleFilter, NeedAwareFilter, RiskAuditor, CrossEncoderReranker, MMRReranker,
                RiskPenaltyReranker)
     return frozenset({
-        *(("ObjectNode", _name(c)) for c in objects),
-        ("DictNode", "builtins.dict"), ("ListNode", "builtins.list"),
-        ("TupleNode", "builtins.tuple"), ("JsonNode", "builtins.str"),
-        ("TypeNode", "builtins.str"), ("TypeNode", "builtins.int"),
-        ("ConstructorFromReduceNode", "builtins.frozenset"),
-        ("NdArrayNode", "numpy.ndarray"), ("NdArrayNode", _name(np.float64)),
-        ("SparseMatrixNode", _name(sp.csr_array)),
-    })
+        *(("ObjectNode", _name(c)) for c in objects), ("DictNode", "builtins.dict"),
+        ("ListNode", "builtins.list"), ("TupleNode", "builtins.tuple"),
+        ("JsonNode", "builtins.str"), ("TypeNode", "builtins.str"), ("TypeNode", "builtins.int"),
+        ("ConstructorFromReduceNode", "builtins.frozenset"), ("NdArrayNode", "numpy.ndarray"),
+        ("NdArrayNode", _name(np.float64)), ("SparseMatrixNode", _name(sp.csr_array))})
 
 
 def __getattr__(name):
@@ -165,8 +162,7 @@ def _check_file(data: bytes) -> set[str]:
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         infos = archive.infolist()
         _check_size("the number of members", len(infos), limits["members"], "members")
-        _check_size("the unpacked size", sum(i.file_size for i in infos),
-                    limits["unpacked_bytes"])
+        _check_size("the unpacked size", sum(i.file_size for i in infos), limits["unpacked_bytes"])
         info = archive.getinfo("schema.json")
         _check_size("schema.json", info.file_size, limits["schema_bytes"])
         schema = json.loads(archive.read(info))

@@ -157,32 +157,19 @@ class ToolRegistry:
     [2, 0]
     """
 
-    def __init__(
-        self,
-        names,
-        descriptions,
-        risk,
-        permissions=None,
-        *,
-        permission_keywords: Mapping[str, Iterable[str]] | None = None,
-        parameters=None,
-        annotations=None,
-        risk_source=None,
-        trust_hints=None,
-        flags=None,
-        servers=None,
-        text_template: str | Callable | None = None,
-    ):
+    def __init__(self, names, descriptions, risk, permissions=None, *,
+                 permission_keywords: Mapping[str, Iterable[str]] | None = None, parameters=None,
+                 annotations=None, risk_source=None, trust_hints=None, flags=None, servers=None,
+                 text_template: str | Callable | None = None):
         names, descriptions, risk = list(names), list(descriptions), list(risk)
         if not names:
             raise ValueError(MSG_EMPTY_REGISTRY)
         if not (len(names) == len(descriptions) == len(risk)):
             raise ValueError(f"names, descriptions and risk must have one entry per tool; got "
                              f"{len(names)}, {len(descriptions)} and {len(risk)}.")
-        per_tool = {
-            "permissions": permissions, "parameters": parameters, "annotations": annotations,
-            "risk_source": risk_source, "trust_hints": trust_hints, "flags": flags,
-            "servers": servers}
+        per_tool = {"permissions": permissions, "parameters": parameters,
+                    "annotations": annotations, "risk_source": risk_source,
+                    "trust_hints": trust_hints, "flags": flags, "servers": servers}
         for field, values in per_tool.items():
             values = [None] * len(names) if values is None else list(values)
             if len(values) != len(names):
@@ -285,13 +272,9 @@ class ToolRegistry:
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
-    def from_records(
-        cls,
-        records: Iterable[Mapping],
-        *,
-        permission_keywords: Mapping[str, Iterable[str]] | None = None,
-        text_template: str | Callable | None = None,
-    ) -> ToolRegistry:
+    def from_records(cls, records: Iterable[Mapping], *,
+                     permission_keywords: Mapping[str, Iterable[str]] | None = None,
+                     text_template: str | Callable | None = None) -> ToolRegistry:
         """Build a registry from mappings (``name``, ``description``, ``risk``, ``permissions``).
 
         Parameters
@@ -322,9 +305,8 @@ class ToolRegistry:
                    permission_keywords=permission_keywords, text_template=text_template)
 
     @classmethod
-    def from_frame(
-        cls, df, *, permission_keywords: Mapping[str, Iterable[str]] | None = None
-    ) -> ToolRegistry:
+    def from_frame(cls, df, *,
+                   permission_keywords: Mapping[str, Iterable[str]] | None = None) -> ToolRegistry:
         """Build a registry from a :class:`pandas.DataFrame`, as :meth:`to_frame` writes it.
 
         Parameters
@@ -345,9 +327,8 @@ class ToolRegistry:
             if col not in df.columns:
                 raise ValueError(MSG_MISSING_COLUMN.format(col=col, cols=list(df.columns)))
         fields = ("name", "description", "risk", "permissions", "risk_source", "flags", "server")
-        return cls.from_records(
-            df[[c for c in fields if c in df.columns]].to_dict("records"),
-            permission_keywords=permission_keywords)
+        return cls.from_records(df[[c for c in fields if c in df.columns]].to_dict("records"),
+                                permission_keywords=permission_keywords)
 
     # -- access -------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -394,8 +375,7 @@ class ToolRegistry:
         """
         return tuple(
             MappingProxyType({**HINT_DEFAULTS, **{k: v for k, v in h.items() if k != "title"}})
-            for h in self.declared_hints
-        )
+            for h in self.declared_hints)
 
     @property
     def declares_destructive(self) -> np.ndarray:
@@ -451,16 +431,14 @@ class ToolRegistry:
         return self.risk[self.index_of(names)]
 
     def _records(self) -> list[dict]:
-        return [
-            {"name": n, "description": d, "risk": None if r == UNKNOWN_RISK else int(r),
-             "permissions": p, "parameters": params, "annotations": dict(h),
-             "risk_source": "predicted" if pred else "declared", "trust_hints": bool(t),
-             "flags": f, "server": server}
-            for n, d, r, p, params, h, pred, t, f, server in zip(
-                self.names, self.descriptions, self.risk, self.permissions, self.parameters,
-                self.declared_hints, self.risk_predicted, self.hints_trusted, self.flags,
-                self.servers, strict=True)
-        ]
+        return [{"name": n, "description": d, "risk": None if r == UNKNOWN_RISK else int(r),
+                 "permissions": p, "parameters": params, "annotations": dict(h),
+                 "risk_source": "predicted" if pred else "declared", "trust_hints": bool(t),
+                 "flags": f, "server": server}
+                for n, d, r, p, params, h, pred, t, f, server in zip(
+                    self.names, self.descriptions, self.risk, self.permissions, self.parameters,
+                    self.declared_hints, self.risk_predicted, self.hints_trusted, self.flags,
+                    self.servers, strict=True)]
 
     def with_risk(self, levels, *, source: str = "predicted") -> ToolRegistry:
         """A copy of the registry with new risk levels, remembering where they came from.

@@ -130,8 +130,7 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
     def _transform(self, X):
         n = min(self.n_candidates, X.n_candidates)
         if (X.scores_pending and n < X.n_candidates and X.n_queries <= _INDEX_MAX_QUERIES
-                and self._uses_index(X.n_candidates)
-                and np.isfinite(X.query_embeddings).all()):
+                and self._uses_index(X.n_candidates) and np.isfinite(X.query_embeddings).all()):
             index = self._index_of(X.tool_embeddings)
             if index is not None:
                 cand, scores = index.top(X.query_embeddings, n, n_threads=self._threads())

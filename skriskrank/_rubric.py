@@ -18,11 +18,9 @@ from numbers import Integral, Real
 
 import numpy as np
 
-__all__ = [
-    "LEVELS", "RISKY_LEVEL", "SEVERE_LEVEL", "UNKNOWN_RISK", "check_level",
-    "format_permissions", "is_level", "is_missing", "level_scale", "parse_permissions",
-    "penalty", "resolve_span",
-]
+__all__ = ["LEVELS", "RISKY_LEVEL", "SEVERE_LEVEL", "UNKNOWN_RISK", "check_level",
+           "format_permissions", "is_level", "is_missing", "level_scale", "parse_permissions",
+           "penalty", "resolve_span"]
 
 #: The five levels, in the column order of :meth:`RiskAuditor.predict_proba`.
 LEVELS = (1, 2, 3, 4, 5)

@@ -20,35 +20,22 @@ SEARCH_TOOL = "search_tools"
 DEFAULT_K = 5
 MSG_NO_MCP = "skriskrank serve needs the mcp package: pip install 'skriskrank[mcp]' ({error})."
 
-INPUT_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_LENGTH,
-                  "description": "What the agent wants to do, in plain words."},
-        "k": {"type": "integer", "minimum": 1, "maximum": 50, "default": DEFAULT_K,
-              "description": "How many tools to return (default 5)."},
-    },
-    "required": ["query"],
-    "additionalProperties": False,
-}
-OUTPUT_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "query": {"type": "string"}, "k": {"type": "integer"},
-        "tools": {"type": "array", "items": {
-            "type": "object",
-            "properties": {
-                "rank": {"type": "integer"}, "name": {"type": "string"},
-                "description": {"type": "string"},
-                "risk_level": {"type": ["integer", "null"]},  # null: unknown risk
-                "risk_predicted": {"type": "boolean"},
-                "score": {"type": "number"}, "reason": {"type": "string"},
-            },
-            "required": ["rank", "name", "description", "risk_level", "score", "reason"],
-        }},
-    },
-    "required": ["query", "k", "tools"],
-}
+INPUT_SCHEMA = {"type": "object", "properties": {
+    "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_LENGTH,
+              "description": "What the agent wants to do, in plain words."},
+    "k": {"type": "integer", "minimum": 1, "maximum": 50, "default": DEFAULT_K,
+          "description": "How many tools to return (default 5)."}},
+    "required": ["query"], "additionalProperties": False}
+OUTPUT_SCHEMA = {"type": "object", "properties": {
+    "query": {"type": "string"}, "k": {"type": "integer"},
+    "tools": {"type": "array", "items": {"type": "object", "properties": {
+        "rank": {"type": "integer"}, "name": {"type": "string"},
+        "description": {"type": "string"},
+        "risk_level": {"type": ["integer", "null"]},  # null: unknown risk
+        "risk_predicted": {"type": "boolean"},
+        "score": {"type": "number"}, "reason": {"type": "string"}},
+        "required": ["rank", "name", "description", "risk_level", "score", "reason"]}}},
+    "required": ["query", "k", "tools"]}
 
 
 def schema_errors(validator, instance) -> str:
@@ -64,19 +51,7 @@ def schema_errors(validator, instance) -> str:
 
 
 def make_server(pipeline, name="skriskrank"):
-    """An MCP server whose one tool, ``search_tools``, searches ``pipeline``'s catalogue.
-
-    Parameters
-    ----------
-    pipeline : sklearn.pipeline.Pipeline
-        A fitted skriskrank pipeline.
-    name : str, default="skriskrank"
-        The server's name.
-
-    Returns
-    -------
-    server : mcp.server.Server
-    """
+    """An ``mcp.server.Server`` whose one tool, ``search_tools``, searches a fitted pipeline."""
     try:
         import anyio
         import jsonschema

@@ -24,35 +24,25 @@ MSG_UNKNOWN_SHAPE = (
     '"parameters"}}}}), OpenAI Responses ({{"type": "function", "name", "description", '
     '"parameters"}}) or Anthropic ({{"name", "description", "input_schema"}}).'
 )
-MSG_UNKNOWN_TOOL_SHAPE = (
-    "{where}, tool #{i}: unrecognised tool {got}; expected an MCP, OpenAI or Anthropic tool "
-    'definition (an object with a "name", or {{"type": "function", "function": {{...}}}}).'
-)
+MSG_UNKNOWN_TOOL_SHAPE = ("{where}, tool #{i}: unrecognised tool {got}; expected an MCP, OpenAI "
+                          'or Anthropic tool definition (an object with a "name", or {{"type": '
+                          '"function", "function": {{...}}}}).')
 MSG_NO_NAME = "{where}, tool #{i}: the tool has no name (a non-empty string), got {name!r}."
-MSG_BAD_NAME = (
-    "{where}, tool #{i}: the name {name} ({n} characters) is not a valid tool name: MCP "
-    "allows 1 to 128 letters, digits, '_', '-' and '.'."
-)
-MSG_BAD_SCHEMA = (
-    "{where}, tool {name!r}: {field} must be a JSON Schema object "
-    '({{"type": "object", "properties": {{...}}}}), got {value!r}.'
-)
-MSG_BAD_PROPERTIES = (
-    "{where}, tool {name!r}: {field}.properties must map parameter names to schemas, got "
-    "{value!r}."
-)
+MSG_BAD_NAME = ("{where}, tool #{i}: the name {name} ({n} characters) is not a valid tool name: "
+                "MCP allows 1 to 128 letters, digits, '_', '-' and '.'.")
+MSG_BAD_SCHEMA = ("{where}, tool {name!r}: {field} must be a JSON Schema object "
+                  '({{"type": "object", "properties": {{...}}}}), got {value!r}.')
+MSG_BAD_PROPERTIES = ("{where}, tool {name!r}: {field}.properties must map parameter names to "
+                      "schemas, got {value!r}.")
 MSG_BAD_DESCRIPTION = "{where}, tool {name!r}: description must be a string, got {value!r}."
 MSG_BAD_ANNOTATIONS = "{where}, tool {name!r}: annotations must be an object, got {value!r}."
 MSG_MISSING_FILE = "Tool catalogue not found: {path}"
 MSG_DUPLICATE_TOOL = "Duplicate tool name {name!r}: defined by {first} and by {second}."
-MSG_RISK_NOT_MAPPING = (
-    "risk must map tool names to levels 1..5 (or to {{\"risk_level\": level}}), got {type}."
-)
+MSG_RISK_NOT_MAPPING = ("risk must map tool names to levels 1..5 (or to {{\"risk_level\": "
+                        "level}}), got {type}.")
 MSG_RISK_UNKNOWN = "risk names tool(s) not in the catalogue: {names}."
-MSG_LABELS = (
-    "{path}: labels must be a JSON object mapping tool names to levels 1..5 "
-    '(or to {{"risk_level": level}}), got {type}.'
-)
+MSG_LABELS = ("{path}: labels must be a JSON object mapping tool names to levels 1..5 "
+              '(or to {{"risk_level": level}}), got {type}.')
 MSG_BAD_LEVEL = "Tool {name!r}: risk level must be an integer in 1..5 or null, got {value!r}."
 
 
@@ -122,9 +112,8 @@ def _catalogues(source, where: str, server=None) -> list[tuple[str, str | None, 
             return [_server_tools(s, f"{where}, result #{j}", f"{server or 'result'} #{j}")
                     for j, s in enumerate(source)]
         if any(_is_server_result(s) for s in source):
-            raise ValueError(
-                MSG_UNKNOWN_SHAPE.format(where=where, got="a list mixing results and tools")
-            )
+            raise ValueError(MSG_UNKNOWN_SHAPE.format(where=where,
+                                                      got="a list mixing results and tools"))
         return [(where, server, source)]
     raise ValueError(MSG_UNKNOWN_SHAPE.format(where=where, got=_describe(source)))
 
@@ -139,9 +128,8 @@ def _parameters(schema, name: str, where: str, field: str) -> list[tuple[str, st
     if props is None:
         return []
     if not isinstance(props, Mapping):
-        raise ValueError(
-            MSG_BAD_PROPERTIES.format(where=where, name=name, field=field, value=props)
-        )
+        raise ValueError(MSG_BAD_PROPERTIES.format(where=where, name=name, field=field,
+                                                   value=props))
     params = []
     for pname, pschema in props.items():
         # A title is the next best thing when a schema has no description.
@@ -174,17 +162,12 @@ def _normalise(tool, i: int, where: str) -> dict:
     if not desc or not desc.strip():
         titles = [tool.get("title"), (annotations or {}).get("title")]
         desc = next((t for t in titles if isinstance(t, str) and t.strip()), name)
-    return {
-        "name": name,
-        "description": " ".join(desc.split()),
-        "parameters": params,
-        "annotations": annotations,
-    }
+    return {"name": name, "description": " ".join(desc.split()), "parameters": params,
+            "annotations": annotations}
 
 
-def load_tools(
-    source, *, risk=None, trust_hints: bool = False, scan: bool = True, text_template=None
-) -> ToolRegistry:
+def load_tools(source, *, risk=None, trust_hints: bool = False, scan: bool = True,
+               text_template=None) -> ToolRegistry:
     """Load an agent's tool catalogue, in MCP, OpenAI or Anthropic form, as a registry.
 
     The format is recognised from the shape of ``source`` and of each tool, so one call can
@@ -288,10 +271,8 @@ def load_tools(
             rec = _normalise(tool, i, where)
             here = f"{where} (tool #{i})"
             if rec["name"] in first:
-                raise ValueError(
-                    MSG_DUPLICATE_TOOL.format(name=rec["name"], first=first[rec["name"]],
-                                              second=here)
-                )
+                raise ValueError(MSG_DUPLICATE_TOOL.format(name=rec["name"],
+                                                           first=first[rec["name"]], second=here))
             first[rec["name"]] = here
             rec["trust_hints"] = bool(trust_hints)
             # Servers group tools only where there are several of them.

@@ -90,10 +90,9 @@ class _TripletBatches:
             idx = tools[s : s + self.batch_size]
             # Gathering in numpy makes fresh (writable) arrays: the shared embeddings are
             # read-only, and torch.from_numpy warns on those.
-            yield (
-                {"query": torch.from_numpy(ds.q_emb[pair_query[s : s + self.batch_size]]),
-                 "tools": torch.from_numpy(ds.t_emb[idx])},
-                torch.from_numpy(ds.risk_target[idx]))
+            yield ({"query": torch.from_numpy(ds.q_emb[pair_query[s : s + self.batch_size]]),
+                    "tools": torch.from_numpy(ds.t_emb[idx])},
+                   torch.from_numpy(ds.risk_target[idx]))
 
 
 class _EarlyStopping(Callback):
@@ -230,14 +229,10 @@ def _train_heads(params, seed, q_emb, t_emb, candidates, hard_pool, gold, risk, 
     cand = (np.broadcast_to(np.arange(n_tools), rel.shape) if candidates is None
             else candidates[calib])
     gold = np.stack([np.isin(c, relevant[i]) for c, i in zip(cand, calib, strict=True)])
-    fitted = {
-        "heads_": heads,
-        "relevance_calibration_": _platt(rel, gold),
-        "n_epochs_": len(net.history),
-        "best_epoch_": stopper.best_epoch_ if stopper is not None else len(net.history),
-        "validation_scores_": [h["valid_ndcg"] for h in net.history if "valid_ndcg" in h],
-    }
     # The weights as numpy: a fitted reranker holds no torch object, so it pickles small
     # and saves to skops files, and the net is rebuilt from them on demand (net_).
     state = {name: v.detach().cpu().numpy() for name, v in net.module_.state_dict().items()}
-    return {"module_state_": state, **fitted}
+    return {"module_state_": state, "heads_": heads, "relevance_calibration_": _platt(rel, gold),
+            "n_epochs_": len(net.history),
+            "best_epoch_": stopper.best_epoch_ if stopper is not None else len(net.history),
+            "validation_scores_": [h["valid_ndcg"] for h in net.history if "valid_ndcg" in h]}

@@ -22,8 +22,6 @@ from ._index import Int8CosineIndex
 from ._threads import cpu_count, run_blocks, thread_pool
 from ._topk import topk_rows
 
-__all__ = [
-    "ACCEPTED", "BELOW_FLOOR", "BROAD", "HIGH_RISK", "NOT_NEEDED", "REDUNDANT",
-    "Int8CosineIndex", "cpu_count", "dot_error_bound", "filter_scan", "hidden_layer",
-    "run_blocks", "spread", "thread_pool", "topk_rows",
-]
+__all__ = ["ACCEPTED", "BELOW_FLOOR", "BROAD", "HIGH_RISK", "NOT_NEEDED", "REDUNDANT",
+           "Int8CosineIndex", "cpu_count", "dot_error_bound", "filter_scan", "hidden_layer",
+           "run_blocks", "spread", "thread_pool", "topk_rows"]

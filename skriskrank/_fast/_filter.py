@@ -109,42 +109,21 @@ def _scan(ranked, high, broad, emb, admit, eligible, k, max_high, max_broad, use
 
 def filter_scan(ranked, high, broad, emb, k, max_high, max_broad, thr, tol, *,
                 admit=None, eligible=None):
-    """The scan's decision for every candidate of every row, and the filtered order.
+    """``(decision, other, order, accepted)``: the scan of every row of ``ranked``.
 
-    Parameters
-    ----------
-    ranked : ndarray of int64 of shape (n_rows, m)
-        Tool indices, best first, each at most once per row.
-    high, broad : ndarray of bool of shape (n_tools,)
-        Whether each tool is high risk / has broad permissions.
-    emb : ndarray of float of shape (n_tools, dim) or None
-        Tool embeddings; ``None`` when ``thr`` is None.
-    k : int
-        Tools to accept per row.
-    max_high, max_broad : int or None
-        Caps; ``None`` is no cap.
-    thr : float or None
-        Cosine above which a candidate is redundant; ``None`` turns the rule off.
-    tol : float
-        Rounding error bound of the fast dot products (:func:`dot_error_bound`).
-    admit : ndarray of bool of shape (n_rows, m), default=None
-        Need evidence: a high-risk candidate marked here is accepted without using up
-        ``max_high``, and one not marked is deferred as :data:`NOT_NEEDED` once the cap is
-        reached. ``None``: no need evidence (the paper's rule).
-    eligible : ndarray of bool of shape (n_rows, m), default=None
-        False for candidates below the relevance floor, never accepted. ``None``: all.
+    ``ranked`` (n_rows, m) holds tool indices, best first, each at most once per row; ``high``
+    and ``broad`` flag the tools (n_tools,); ``k`` tools are accepted per row under the caps
+    ``max_high`` and ``max_broad`` (``None``: no cap); a candidate whose cosine with an
+    accepted one exceeds ``thr`` (``None``: the rule is off, ``emb`` may be None) is
+    redundant, the fast dot products being within ``tol`` (:func:`dot_error_bound`).
+    ``admit`` (n_rows, m) is need evidence: a marked high-risk candidate does not use up
+    ``max_high``, an unmarked one is deferred as :data:`NOT_NEEDED` once the cap is reached
+    (``None``: the paper's rule). ``eligible`` is False below the relevance floor: never
+    accepted (``None``: all eligible).
 
-    Returns
-    -------
-    decision : ndarray of int8 of shape (n_rows, m)
-        One decision code per position (:data:`ACCEPTED` and the deferral reasons).
-    other : ndarray of int64 of shape (n_rows, m)
-        For a redundant candidate, the accepted tool it duplicates; -1 elsewhere.
-    order : ndarray of int64 of shape (n_rows, m)
-        The positions of each row reordered: accepted, then deferred, then unscanned, each
-        in their original order.
-    accepted : ndarray of int64 of shape (n_rows,)
-        How many tools each row accepted.
+    ``decision`` (int8) is each position's code; ``other`` the accepted tool a redundant
+    candidate duplicates (-1 elsewhere); ``order`` each row's positions, accepted, then
+    deferred, then unscanned, each in their original order; ``accepted`` the count per row.
     """
     decision = np.empty(ranked.shape, dtype=np.int8)
     other = np.empty(ranked.shape, dtype=np.int64)

@@ -73,21 +73,11 @@ def _subset(indptr, indices, data, candidates, scores, out):
 
 
 def spread(graph, candidates, scores):
-    """``out[q, j] = sum_p A[c[q, j], c[q, p]] * scores[q, p]`` in float64.
+    """``out[q, j] = sum_p A[c[q, j], c[q, p]] * scores[q, p]`` in float64, shape (n_queries, m).
 
-    Parameters
-    ----------
-    graph : scipy.sparse.csr_array of shape (n_tools, n_tools)
-        The graph, with distinct column indices per row.
-    candidates : ndarray of int of shape (n_queries, m) or None
-        Distinct registry indices per row; ``None`` for the full pool (``m = n_tools``,
-        column ``j`` is tool ``j``).
-    scores : ndarray of float32 of shape (n_queries, m)
-        The scores that propagate.
-
-    Returns
-    -------
-    spread : ndarray of float64 of shape (n_queries, m)
+    ``graph`` is a CSR array with distinct column indices per row; ``candidates`` holds
+    distinct registry indices per row, or is ``None`` for the full pool (column ``j`` is tool
+    ``j``); ``scores`` are float32.
     """
     out = np.empty(scores.shape, dtype=np.float64)
     args = (graph.indptr, graph.indices, graph.data)

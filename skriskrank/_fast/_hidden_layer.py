@@ -32,15 +32,8 @@ def _hidden(pre, tool, w2, out):
 def hidden_layer(pre, tool, w2, out):
     """``out[i, t] += sum_j w2[j] * relu(pre[i, j, t] + tool[i or 0, j, t])``, float32.
 
-    Parameters
-    ----------
-    pre : ndarray of float32 of shape (n, hidden, w)
-        Pre-activations without the tool part, C-contiguous.
-    tool : ndarray of float32 of shape (n, hidden, w) or (1, hidden, w)
-        The tool part, per row or shared by every row.
-    w2 : ndarray of float32 of shape (hidden,)
-    out : ndarray of float32 of shape (n, w)
-        Accumulated into.
+    ``pre`` (n, hidden, w) is C-contiguous; ``tool`` is (n, hidden, w), or (1, hidden, w) when
+    every row shares it; ``w2`` is (hidden,) and ``out`` (n, w).
     """
     _hidden(pre, np.ascontiguousarray(tool), w2, out)
     return out

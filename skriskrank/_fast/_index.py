@@ -197,21 +197,10 @@ def _quantize(x, levels=127, dtype=np.int8):
 class Int8CosineIndex:
     """Exact top-``n`` cosine search over unit tool embeddings, by an int8 scan.
 
-    Parameters
-    ----------
-    tool_embeddings : ndarray of float32 of shape (n_tools, dim)
-        L2-normalized, finite tool embeddings. The index keeps a reference to it (for the
-        rescoring) and an int8 copy.
-    block : int, default=256
-        Tools per block of the scan, each with one bound summary. Any size gives the same
-        result; small ones let tests exercise many blocks on small registries.
-
-    Attributes
-    ----------
-    tool_embeddings : ndarray of shape (n_tools, dim)
-        The array the index was built from.
-    nbytes : int
-        Memory of the int8 copy, its order and the per-block bounds.
+    The index keeps ``tool_embeddings`` (L2-normalized, finite float32 rows, read when
+    rescoring) and an int8 copy; ``nbytes`` is the memory of the copy, its order and the
+    per-block bounds. ``block`` tools share one bound summary: any size gives the same
+    result, and small ones let tests exercise many blocks on small registries.
     """
 
     def __init__(self, tool_embeddings, *, block=_BLOCK):
@@ -242,24 +231,11 @@ class Int8CosineIndex:
         self.nbytes = self._codes.nbytes + self._perm.nbytes + 4 * 8 * len(starts)
 
     def top(self, queries, n, *, n_threads=1):
-        """The ``n`` best tools of each query by float32 cosine, best first.
+        """``(indices, scores)``, (n_queries, n): each query's ``n`` best tools by float32 cosine.
 
-        Parameters
-        ----------
-        queries : ndarray of float32 of shape (n_queries, dim)
-            L2-normalized, finite query embeddings.
-        n : int
-            Tools kept per query, at most ``n_tools``.
-        n_threads : int, default=1
-            Threads that share the scan, each over a contiguous range of blocks. The result
-            does not depend on it.
-
-        Returns
-        -------
-        indices : ndarray of int64 of shape (n_queries, n)
-            Tool indices by decreasing cosine, ties by increasing index.
-        scores : ndarray of float32 of shape (n_queries, n)
-            Their float32 cosines.
+        Tool indices (int64) by decreasing cosine, ties by increasing index, and their float32
+        cosines, for L2-normalized, finite queries and ``n <= n_tools``. ``n_threads`` share
+        the scan, each over a contiguous range of blocks; the result does not depend on it.
         """
         emb = self.tool_embeddings
         q = np.asarray(queries, dtype=np.float32)

@@ -82,19 +82,9 @@ def _topk(scores, k, out):
 
 
 def topk_rows(scores: np.ndarray, k: int) -> np.ndarray:
-    """Column positions of the ``k`` best scores of each row, best first.
+    """``np.argsort(-scores, axis=1, kind="stable")[:, :k]`` (int64): ties by position, NaN last.
 
-    Parameters
-    ----------
-    scores : ndarray of float of shape (n_rows, m)
-        Scores; NaN ranks below every number.
-    k : int
-        Between 0 and ``m``.
-
-    Returns
-    -------
-    order : ndarray of int64 of shape (n_rows, k)
-        ``np.argsort(-scores, axis=1, kind="stable")[:, :k]``: ties by position, NaN last.
+    ``k`` is between 0 and the row length ``m``.
     """
     if not 0 <= k <= scores.shape[1]:
         # The kernel does not check bounds: it would read past the end of each row.

@@ -20,8 +20,7 @@ MSG_NO_QUERY_TEXT = ("{step} reads the query texts, but the batch has none (quer
 MSG_CROSS_ENCODER_UNAVAILABLE = (
     "Could not load the cross-encoder {model!r} offline: {error}. Give a local directory "
     "holding a sentence-transformers CrossEncoder (or a Hugging Face sequence-classification "
-    "model with its tokenizer), or a model name already in the Hugging Face cache."
-)
+    "model with its tokenizer), or a model name already in the Hugging Face cache.")
 MSG_BM25_MISSING = "BM25Reranker needs the bm25s package: pip install bm25s ({error})."
 MSG_BM25_INDEX = ("BM25Reranker: the index scores {got} tools but the registry has {expected}; "
                   "refit it.")
@@ -65,10 +64,8 @@ class RiskPenaltyReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     [0.8, 0.9]
     """
 
-    _parameter_constraints: dict = {
-        "risk_weight": [Interval(Real, 0, None, closed="left")],
-        "k": [Interval(Integral, 1, None, closed="left")],
-    }
+    _parameter_constraints: dict = {"risk_weight": [Interval(Real, 0, None, closed="left")],
+                                    "k": [Interval(Integral, 1, None, closed="left")]}
 
     def __init__(self, *, risk_weight=0.1, k=5):
         self.risk_weight = risk_weight
@@ -116,10 +113,8 @@ class MMRReranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     [['a', 'b']]
     """
 
-    _parameter_constraints: dict = {
-        "relevance_weight": [Interval(Real, 0, 1, closed="both")],
-        "k": [Interval(Integral, 1, None, closed="left")],
-    }
+    _parameter_constraints: dict = {"relevance_weight": [Interval(Real, 0, 1, closed="both")],
+                                    "k": [Interval(Integral, 1, None, closed="left")]}
 
     def __init__(self, *, relevance_weight=0.7, k=5):
         self.relevance_weight = relevance_weight
@@ -199,11 +194,9 @@ class BM25Reranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     [['send_email']]
     """
 
-    _parameter_constraints: dict = {
-        "k1": [Interval(Real, 0, None, closed="left")],
-        "b": [Interval(Real, 0, 1, closed="both")],
-        "k": [Interval(Integral, 1, None, closed="left")],
-    }
+    _parameter_constraints: dict = {"k1": [Interval(Real, 0, None, closed="left")],
+                                    "b": [Interval(Real, 0, 1, closed="both")],
+                                    "k": [Interval(Integral, 1, None, closed="left")]}
 
     def __init__(self, *, k1=1.5, b=0.75, k=5):
         self.k1 = k1

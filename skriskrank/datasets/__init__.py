@@ -10,7 +10,5 @@ from ._loaders import (
     load_ultratool,
 )
 
-__all__ = [
-    "DEMO_DOMAINS", "SEALTOOLS_SPLITS", "DemoData", "ToolRetrievalDataset", "load_demo",
-    "load_queries_jsonl", "load_registry_csv", "load_sealtools", "load_ultratool",
-]
+__all__ = ["DEMO_DOMAINS", "SEALTOOLS_SPLITS", "DemoData", "ToolRetrievalDataset", "load_demo",
+           "load_queries_jsonl", "load_registry_csv", "load_sealtools", "load_ultratool"]

@@ -16,10 +16,8 @@ from ._loaders import ToolRetrievalDataset, load_queries_jsonl
 __all__ = ["DEMO_DOMAINS", "DemoData", "load_demo"]
 
 #: The ten tool domains of the demo catalogue, in file order.
-DEMO_DOMAINS = (
-    "files", "shell", "email", "calendar", "payments_banking", "cloud_infrastructure",
-    "databases", "web", "health_records", "messaging",
-)
+DEMO_DOMAINS = ("files", "shell", "email", "calendar", "payments_banking", "cloud_infrastructure",
+                "databases", "web", "health_records", "messaging")
 
 DEMO_TOOLS_FILE = "demo_tools.csv"
 DEMO_QUERIES_FILE = "demo_queries.jsonl"

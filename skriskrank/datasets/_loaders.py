@@ -15,10 +15,8 @@ from .._permissions import PERMISSION_CATEGORIES
 from .._registry import ToolRegistry
 from .._rubric import NO_PERMISSIONS, is_level, parse_permissions
 
-__all__ = [
-    "SEALTOOLS_SPLITS", "ToolRetrievalDataset", "load_queries_jsonl", "load_registry_csv",
-    "load_sealtools", "load_ultratool",
-]
+__all__ = ["SEALTOOLS_SPLITS", "ToolRetrievalDataset", "load_queries_jsonl", "load_registry_csv",
+           "load_sealtools", "load_ultratool"]
 
 #: The Seal-Tools splits :func:`load_sealtools` accepts. ``test_out_domain`` is upstream's
 #: out-of-domain test set; it is not in every copy of the data.
@@ -461,9 +459,8 @@ def load_registry_csv(path: str | PathLike, *, permission_keywords=None) -> Tool
 
 def _csv_record(at: dict, row: dict) -> dict:
     """A registry record of a CSV row, its cells in the rubric's one format."""
-    cells = {col: (row.get(col) or "").strip()
-             for col in ("name", "description", "risk", "permissions", "risk_source", "flags",
-                         "server")}
+    cells = {col: (row.get(col) or "").strip() for col in (
+        "name", "description", "risk", "permissions", "risk_source", "flags", "server")}
     name, risk = cells["name"], cells["risk"]
     if risk and not (risk.isdigit() and is_level(int(risk))):
         raise ValueError(MSG_CSV_RISK.format(**at, name=name, value=risk))

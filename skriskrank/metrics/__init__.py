@@ -22,8 +22,7 @@ from ._ranking import (
     unneeded_rvr_at_k,
 )
 
-__all__ = [
-    "agreement", "best_under_risk_budget", "make_ranking_scorer", "mrr", "ndcg_at_k",
-    "needrisk_hit_at_k", "ordinal_alpha", "ranking_report", "recall_at_k", "resolve_votes",
-    "rvr_at_k", "safe_rvr_at_k", "sndcg_at_k", "srr_at_k", "unneeded_rvr_at_k",
-]
+__all__ = ["agreement", "best_under_risk_budget", "make_ranking_scorer", "mrr", "ndcg_at_k",
+           "needrisk_hit_at_k", "ordinal_alpha", "ranking_report", "recall_at_k",
+           "resolve_votes", "rvr_at_k", "safe_rvr_at_k", "sndcg_at_k", "srr_at_k",
+           "unneeded_rvr_at_k"]

@@ -16,14 +16,11 @@ import numpy as np
 from .._registry import ToolRegistry
 from .._rubric import RISKY_LEVEL, SEVERE_LEVEL, check_level
 
-__all__ = [
-    "mrr", "ndcg_at_k", "needrisk_hit_at_k", "ranking_report", "rvr_at_k", "safe_rvr_at_k",
-    "sndcg_at_k", "srr_at_k", "unneeded_rvr_at_k",
-]
+__all__ = ["mrr", "ndcg_at_k", "needrisk_hit_at_k", "ranking_report", "rvr_at_k", "safe_rvr_at_k",
+           "sndcg_at_k", "srr_at_k", "unneeded_rvr_at_k"]
 
 # The metrics' names, in ranking_report's order; each is a method of _PerQuery.
-_METRIC_NAMES = ("ndcg", "mrr", "sndcg", "rvr", "srr", "safe_rvr", "needrisk_hit",
-                 "unneeded_rvr")
+_METRIC_NAMES = ("ndcg", "mrr", "sndcg", "rvr", "srr", "safe_rvr", "needrisk_hit", "unneeded_rvr")
 
 MSG_BAD_K = "k must be an integer >= 1, got {k!r}."
 MSG_RANKED_TYPE = ("ranked must be a sequence of ranked tool-name lists (one per query) or a 2-D "
