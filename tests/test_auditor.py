@@ -495,7 +495,10 @@ class TestRealData:
         np.testing.assert_allclose(retrained.coef_, shipped.coef_, atol=5e-3)
         np.testing.assert_allclose(retrained.intercept_, shipped.intercept_, atol=5e-3)
         np.testing.assert_allclose(retrained.idf_, shipped.idf_, rtol=1e-6)
-        assert retrained.get_params() | {"show_progress_bar": None} == shipped.get_params()
+        # The shipped file records the batch size it was encoded with (64, the default then);
+        # the embeddings do not depend on it beyond the last bits (the weights agree above).
+        same = {"show_progress_bar": None, "batch_size": shipped.batch_size}
+        assert retrained.get_params() | same == shipped.get_params()
         texts, _, _ = pooled(training_registries(data_dir))
         np.testing.assert_allclose(
             retrained.predict_proba(texts), shipped.predict_proba(texts), atol=5e-3)
