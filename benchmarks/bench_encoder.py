@@ -70,16 +70,22 @@ def latency(n_queries):
             for b, v in lat.items()}
 
 
+def _best_of_two(texts, runs):
+    """{key: (best seconds, embeddings)} of ``runs`` ({key: encode kwargs}), interleaved twice."""
+    best = {key: (float("inf"), None) for key in runs}
+    for _ in range(2):
+        for key, kwargs in runs.items():
+            t0 = time.perf_counter()
+            emb = _encode(texts, **kwargs)
+            best[key] = (min(best[key][0], time.perf_counter() - t0), emb)
+    return best
+
+
 def throughput(data, n):
     texts = _texts(data, n)
-    best, emb = {b: float("inf") for b in BACKENDS}, {}
-    for _ in range(2):
-        for b in BACKENDS:
-            t0 = time.perf_counter()
-            emb[b] = _encode(texts, b)
-            best[b] = min(best[b], time.perf_counter() - t0)
-    cos = {b: (emb["torch"] * emb[b]).sum(axis=1) for b in BACKENDS[1:]}
-    return {"seconds": best, "n_texts": len(texts),
+    best = _best_of_two(texts, {b: {"backend": b} for b in BACKENDS})
+    cos = {b: (best["torch"][1] * best[b][1]).sum(axis=1) for b in BACKENDS[1:]}
+    return {"seconds": {b: t for b, (t, _) in best.items()}, "n_texts": len(texts),
             "median_chars": float(np.median([len(t) for t in texts])),
             "cosine": {b: {"min": float(c.min()), "mean": float(c.mean())}
                        for b, c in cos.items()}}
@@ -92,14 +98,10 @@ def batch_sizes(data, n, sizes=(8, 16, 32, 64)):
     batches of length-sorted texts can be faster; this is how the default was chosen.
     """
     texts = _texts(data, n)
-    best = {b: {s: float("inf") for s in sizes} for b in BACKENDS}
-    for _ in range(2):
-        for s in sizes:
-            for b in BACKENDS:
-                t0 = time.perf_counter()
-                _encode(texts, b, batch_size=s)
-                best[b][s] = min(best[b][s], time.perf_counter() - t0)
-    return {"n_texts": len(texts), "seconds": best}
+    best = _best_of_two(texts, {(b, s): {"backend": b, "batch_size": s}
+                                for s in sizes for b in BACKENDS})
+    return {"n_texts": len(texts),
+            "seconds": {b: {s: best[b, s][0] for s in sizes} for b in BACKENDS}}
 
 
 def dense_ndcg(data):

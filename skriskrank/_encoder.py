@@ -87,10 +87,11 @@ def check_device(device: str) -> str:
 def query_backend(backend: str) -> str:
     """The backend that encodes queries for ``backend``: fp32 ONNX for ``"onnx-int8"``.
 
-    A catalogue is encoded in bulk, where int8 weights pay (about 2.2x the throughput of
+    A catalogue is encoded in bulk, where int8 weights pay (about 2x the throughput of
     PyTorch); a query is encoded alone, where fp32 ONNX is as fast. Quantizing one side of the
-    cosine only keeps the rankings closer to fp32 (dense NDCG@5 on UltraTool -0.001 against
-    -0.007 with int8 queries, ``benchmarks/results/bench_encoder.md``).
+    cosine only kept the rankings closer to fp32 (dense NDCG@5 on UltraTool, batches of 64:
+    -0.001 against -0.007 with int8 queries; -0.008 in batches of 16, as int8's activations
+    are scaled per batch: ``benchmarks/results/bench_encoder.md``).
     """
     return "onnx" if backend == "onnx-int8" else backend
 
