@@ -91,17 +91,21 @@ def throughput(data, n):
                        for b, c in cos.items()}}
 
 
-def batch_sizes(data, n, sizes=(8, 16, 32, 64)):
-    """Seconds to encode ``n`` tool texts per backend and batch size, best of two interleaved runs.
+#: The encoder's settings timed per backend, and the values tried (how the defaults were
+#: chosen): a batch pads to its longest text and its activations must fit the caches, so
+#: smaller batches of length-sorted texts can be faster; attention costs grow with the square
+#: of the word pieces read.
+SETTINGS = {"batch_size": (8, 16, 32, 64), "max_seq_length": (128, 256)}
 
-    A batch pads to its longest text and its activations must fit the caches, so smaller
-    batches of length-sorted texts can be faster; this is how the default was chosen.
-    """
-    texts = _texts(data, n)
-    best = _best_of_two(texts, {(b, s): {"backend": b, "batch_size": s}
-                                for s in sizes for b in BACKENDS})
+
+def setting(data, n, name):
+    """Seconds to encode ``n`` tool texts per backend and value of the encoder's setting
+    ``name`` (the others at their defaults), best of two interleaved runs."""
+    texts, values = _texts(data, n), SETTINGS[name]
+    best = _best_of_two(texts, {(b, v): {"backend": b, name: v}
+                                for v in values for b in BACKENDS})
     return {"n_texts": len(texts),
-            "seconds": {b: {s: best[b, s][0] for s in sizes} for b in BACKENDS}}
+            "seconds": {b: {v: best[b, v][0] for v in values} for b in BACKENDS}}
 
 
 def dense_ndcg(data):
@@ -166,7 +170,7 @@ def auditor_qwk(data, folds):
 
 def run(data, *, n_queries, sizes, folds):
     result = {"latency_ms": latency(n_queries)}
-    result["batch_sizes"] = batch_sizes(data, sizes[0])
+    result.update({name: setting(data, sizes[0], name) for name in SETTINGS})
     result["throughput"] = {n: throughput(data, n) for n in sizes}
     result["dense_ndcg5"] = dense_ndcg(data)
     result["pipeline_ultratool"] = pipeline_ultratool(data, folds)
@@ -194,9 +198,13 @@ def render(result) -> str:
     rows += [quality(f"pipeline {m.upper()}, UltraTool 5-fold", {b: pipe[b][m] for b in BACKENDS})
              for m in ("ndcg@5", "rvr@5")]
     rows.append(quality("auditor pooled 5-fold QWK", result["auditor_qwk"]))
-    by_size = result["batch_sizes"]
-    sizes = list(by_size["seconds"]["torch"])
-    size_rows = [[b, *(f"{by_size['seconds'][b][s]:.2f}" for s in sizes)] for b in BACKENDS]
+
+    def timed(name, label):
+        by = result[name]
+        values = list(by["seconds"]["torch"])
+        return md_table(["backend", *(f"{label} {v}" for v in values)],
+                        [[b, *(f"{by['seconds'][b][v]:.2f}" for v in values)]
+                         for b in BACKENDS])
     cos = "; ".join(f"{b} at {t['n_texts']:,}: min {c['min']:.4f}, mean {c['mean']:.4f}"
                     for t in thr.values() for b, c in t["cosine"].items())
     return ("# The encoder's backends: PyTorch, ONNX Runtime and ONNX Runtime int8\n\n"
@@ -206,10 +214,14 @@ def render(result) -> str:
             "fp32 graph, so its query latency is the fp32 graph's.\n\n"
             + md_table(["measure", *BACKENDS, "onnx vs torch", "onnx-int8 vs torch"], rows)
             + f"\n\nCosine with PyTorch's embeddings of the same texts: {cos}.\n\n"
-            f"## Batch size\n\nSeconds to encode the first {by_size['n_texts']:,} tool texts "
-            "above, per batch size (texts sorted by length, as every backend batches them); "
-            "the library's default is 16.\n\n"
-            + md_table(["backend", *(f"batch {s}" for s in sizes)], size_rows) + "\n")
+            f"## Batch size and text length\n\nSeconds to encode the first "
+            f"{result['batch_size']['n_texts']:,} tool texts above (texts sorted by length, as "
+            "every backend batches them), per batch size (the default is 16) and per number "
+            "of word pieces read of each text (`max_seq_length`; the default is 128, the "
+            "model's own setting 256; what it changes in the rankings: "
+            "`benchmarks/results/real_mcp.md`).\n\n"
+            + timed("batch_size", "batch") + "\n\n" + timed("max_seq_length", "reading")
+            + "\n")
 
 
 def main(argv=None):
@@ -224,7 +236,9 @@ def main(argv=None):
     n_queries, sizes = (50, (200,)) if args.quick else (300, (1_000, 10_000))
     if args.speed:
         result = json.loads((args.out / "bench_encoder.json").read_text())
-        result.update(latency_ms=latency(n_queries), batch_sizes=batch_sizes(args.data, sizes[0]),
+        result.pop("batch_sizes", None)  # the name of the batch-size table before
+        result.update({name: setting(args.data, sizes[0], name) for name in SETTINGS},
+                      latency_ms=latency(n_queries),
                       throughput={n: throughput(args.data, n) for n in sizes})
     else:
         result = run(args.data, n_queries=n_queries, sizes=sizes, folds=2 if args.quick else 5)

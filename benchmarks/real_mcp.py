@@ -144,10 +144,12 @@ def _rrf(*rankings, c=60):
     return np.argsort(-fused, axis=1, kind="stable")
 
 
-def _prefix(registry, *, sentences, alpha, cache=True):
+def _prefix(registry, *, sentences, alpha, cache=True, **params):
     """The pretrained pipeline before its filter, the encoder reading sentences or not and the
-    server graph at ``alpha`` (0: no smoothing); both act at transform, with no refit."""
-    pipe = Pipeline(pretrained_pipeline(registry, need_aware=False, cache=cache).steps[:3])
+    server graph at ``alpha`` (0: no smoothing); both act at transform, with no refit.
+    ``params`` go to :func:`pretrained_pipeline`."""
+    pipe = Pipeline(pretrained_pipeline(registry, need_aware=False, cache=cache,
+                                        **params).steps[:3])
     return pipe.set_params(embed__query_sentences=sentences, smooth__alpha=alpha)
 
 
@@ -228,6 +230,21 @@ def text_options(split, *, cache=True, log=print) -> dict:
             _prefix(ds.registry, sentences=True, alpha=ALPHA, cache=cache)
             .transform(ds.queries).ranked_indices(), ds)
         log(f"  {name}: {rows[f'query sentences + server graph, tool text: {name}']}")
+    return rows
+
+
+def text_lengths(split, *, cache=True, log=print) -> dict:
+    """Dense and the kept pipeline's prefix with the encoder reading 128 word pieces of each
+    text (the default), 256 (the model's own setting) or 512."""
+    ds, rows = catalogue(split), {}
+    for length in (128, 256, 512):
+        for name, sentences, alpha in (("dense", False, 0), ("query sentences + server graph",
+                                                             True, ALPHA)):
+            pipe = _prefix(ds.registry, sentences=sentences, alpha=alpha, cache=cache,
+                           max_seq_length=length)
+            rows[f"{name}, {length} word pieces"] = scores(
+                pipe.transform(ds.queries).ranked_indices(), ds)
+            log(f"  {name} at {length}: {rows[f'{name}, {length} word pieces']}")
     return rows
 
 
@@ -346,6 +363,11 @@ descriptions), with query sentences and the server graph:
 
 {_table(result['texts'])}
 
+What the encoder reads of each text (queries and tools; 128 word pieces is the default,
+256 the model's own setting):
+
+{_table(result['text_lengths'])}
+
 Kept: **the pretrained pipeline with the need-aware filter** (query sentences, the server
 graph with alpha {ALPHA:.2f}, the need model), chosen on this split: NDCG@5
 {best['ndcg@5']:.3f} against dense's {dense['ndcg@5']:.3f}
@@ -420,6 +442,7 @@ def main(argv=None) -> dict:
     result = {"dev": {"n_queries": len(dev), "n_tools": len(dev.registry),
                       "rows": options(dev, heads=heads)}}
     result["texts"] = text_options("dev")
+    result["text_lengths"] = text_lengths("dev")
     result["lengths"] = list_lengths(dev)
     print("test:")
     test = catalogue("test")

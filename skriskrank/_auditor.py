@@ -22,7 +22,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._axes import rubric_axes, states_destruction
 from ._embedding import MSG_QUERY_BAD, check_queries
-from ._encoder import BACKENDS, encode
+from ._encoder import BACKENDS, DEFAULT_MAX_SEQ_LENGTH, encode
 from ._encoder import resolve_model as _resolve_model
 from ._hints import _hint_permissions, describe_hints
 from ._permissions import _CAMEL
@@ -130,6 +130,8 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         directory is given.
     backend : {"torch", "onnx", "onnx-int8"}, default="torch"
         What runs the encoder, as for :class:`FrozenEmbedder`.
+    max_seq_length : int or None, default=128
+        Word pieces of a text the encoder reads, as for :class:`FrozenEmbedder`.
     show_progress_bar : bool or None, default=None
         A tqdm progress bar while encoding; ``None`` shows one for more than 1,000 texts.
 
@@ -187,13 +189,15 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "cache": ["boolean", str, os.PathLike],
         "backend": [StrOptions(set(BACKENDS))],
+        "max_seq_length": [Interval(Integral, 1, None, closed="left"), None],
         "show_progress_bar": ["boolean", None],
     }
 
     def __init__(self, *, coverage=DEFAULT_COVERAGE, C=3.0, lexical_weight=1.0, axes_weight=1.0,
                  bounds_weight=10.0, n_lexical_features=32768, min_df=2,
                  class_weight="sqrt_balanced", review_margin=0.25, model=None, batch_size=16,
-                 cache=True, backend="torch", show_progress_bar=None):
+                 cache=True, backend="torch", max_seq_length=DEFAULT_MAX_SEQ_LENGTH,
+                 show_progress_bar=None):
         self.coverage = coverage
         self.C = C
         self.lexical_weight = lexical_weight
@@ -207,6 +211,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         self.batch_size = batch_size
         self.cache = cache
         self.backend = backend
+        self.max_seq_length = max_seq_length
         self.show_progress_bar = show_progress_bar
 
     def __sklearn_tags__(self):
@@ -263,7 +268,8 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         # The pipeline's own encoder and process cache: a registry the auditor has graded is
         # not encoded again when the pipeline fits on it (same texts, same model).
         return encode(texts, model=self.model, batch_size=self.batch_size, cache=self.cache,
-                      show_progress_bar=self.show_progress_bar, backend=self.backend)
+                      show_progress_bar=self.show_progress_bar, backend=self.backend,
+                      max_seq_length=self.max_seq_length)
 
     def _lexical(self, texts: list[str]) -> sparse.csr_matrix:
         # Hashing needs no vocabulary to store, so the weights file stays small and pickle-free.
@@ -497,6 +503,8 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
             raise ValueError(MSG_BAD_FILE.format(path=path, error=err)) from None
         saved = config["params"]
         saved.pop("cache", None)  # where the trainer cached embeddings means nothing here
+        # A file from before max_seq_length was fitted on what the model reads by itself.
+        saved.setdefault("max_seq_length", None)
         if isinstance(saved.get("class_weight"), dict):  # JSON made the level keys strings
             saved["class_weight"] = {int(k): v for k, v in saved["class_weight"].items()}
         for fixed in ("lexical_weight", "axes_weight", "bounds_weight", "n_lexical_features",

@@ -24,9 +24,9 @@ import unicodedata
 __all__ = ["MAX_QUERY_LENGTH", "MCP_TOOL_NAME", "check_query", "check_tool_name",
            "strip_invisible"]
 
-#: Longest query accepted, in characters. The encoder reads the first 256 tokens (about
-#: 1,000 characters of English); the cap leaves room for long tasks and bounds the work and
-#: the memory a single request can ask for.
+#: Longest query accepted, in characters. The encoder reads the first 128 word pieces (about
+#: 500 characters of English) of each query, or of each sentence with ``query_sentences``;
+#: the cap leaves room for long tasks and bounds the work and memory a request can ask for.
 MAX_QUERY_LENGTH = 4096
 
 #: Tool names of MCP (and OpenAI and Anthropic): letters, digits, ``_``, ``-`` and ``.``,

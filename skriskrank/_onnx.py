@@ -5,8 +5,9 @@ line and the gateway) runs the encoder's transformer in ONNX Runtime instead of 
 graph is exported the first time it is needed, from the weights already on disk (nothing is
 downloaded), with mean pooling and L2 normalisation inside it, and kept in a cache directory
 (``$SKRISKRANK_CACHE`` or ``~/.cache/skriskrank``) under a name that identifies the weights
-and the exporter. Texts are tokenised with the model's own fast tokenizer, truncated to its
-``max_seq_length``, and batched by length, as sentence-transformers does.
+and the exporter. Texts are tokenised with the model's own fast tokenizer, truncated to the
+``max_seq_length`` asked for (else the model's own), and batched by length, as
+sentence-transformers does.
 
 ``backend="onnx-int8"`` runs a copy of that graph whose matrix weights are quantized to int8
 per output channel (ONNX Runtime's dynamic quantization: activations are quantized on the fly,
@@ -43,8 +44,8 @@ def _cache_dir() -> Path:
     return Path(os.environ.get("SKRISKRANK_CACHE", Path.home() / ".cache" / "skriskrank"))
 
 
-def _check_model(model_dir: Path) -> int:
-    """The model's ``max_seq_length``, after checking that its modules are supported."""
+def _check_model(model_dir: Path) -> tuple[int, int]:
+    """The model's ``max_seq_length`` and positions, once its modules are checked."""
     try:
         modules = [m["type"].rsplit(".", 1)[-1] for m in
                    json.loads((model_dir / "modules.json").read_text())]
@@ -55,7 +56,8 @@ def _check_model(model_dir: Path) -> int:
     if modules != ["Transformer", "Pooling", "Normalize"] or not pooling.get(
             "pooling_mode_mean_tokens") or not (model_dir / "tokenizer.json").is_file():
         raise ValueError(MSG_UNSUPPORTED.format(path=model_dir, why=f"modules {modules}"))
-    return int(config.get("max_seq_length", 256))
+    positions = json.loads((model_dir / "config.json").read_text())["max_position_embeddings"]
+    return int(config.get("max_seq_length", 256)), int(positions)
 
 
 def _write_once(path: Path, write) -> None:
@@ -141,9 +143,12 @@ class OnnxEncoder:
         ``~/.cache/skriskrank``.
     int8 : bool, default=False
         Run the graph with int8 weights (``backend="onnx-int8"``).
+    max_seq_length : int or None, default=None
+        Word pieces of a text that are read (at most the model's positions); ``None`` is
+        the model's own setting.
     """
 
-    def __init__(self, model_dir, cache_dir=None, *, int8=False):
+    def __init__(self, model_dir, cache_dir=None, *, int8=False, max_seq_length=None):
         try:
             import onnxruntime as ort
             from tokenizers import Tokenizer
@@ -153,7 +158,7 @@ class OnnxEncoder:
         import transformers
 
         model_dir = Path(model_dir)
-        max_length = _check_model(model_dir)
+        own, positions = _check_model(model_dir)
         weights = sorted(model_dir.glob("*.safetensors")) or sorted(model_dir.glob("*.bin"))
         # The file's name identifies the weights and the exporter that made it.
         key = json.dumps([str(model_dir.resolve()), [(w.name, w.stat().st_size,
@@ -170,7 +175,7 @@ class OnnxEncoder:
         self.session = ort.InferenceSession(str(path), options,
                                             providers=["CPUExecutionProvider"])
         self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-        self.tokenizer.enable_truncation(max_length)
+        self.tokenizer.enable_truncation(min(max_seq_length or own, positions))
         self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         self.path = path
         # The hidden size, from the model's config (the graph's output is [batch, hidden]).

@@ -11,6 +11,7 @@ from sklearn.pipeline import Pipeline
 
 from ._batch import RankingBatch
 from ._embedding import FrozenEmbedder
+from ._encoder import DEFAULT_MAX_SEQ_LENGTH
 from ._filter import RuleFilter
 from ._gold_model import _GoldModel
 from ._graph import SERVER_EDGE, GraphSmoother
@@ -74,7 +75,7 @@ def _load(path) -> _GoldModel:
 
 
 def pretrained_pipeline(registry, *, k=5, need_aware=True, model=None, cache=True,
-                        backend="torch", weights=None):
+                        backend="torch", max_seq_length=DEFAULT_MAX_SEQ_LENGTH, weights=None):
     """A fitted pipeline for any catalogue, with no training queries.
 
     Built from what carries over to catalogues nobody labelled queries for (measured on
@@ -99,7 +100,7 @@ def pretrained_pipeline(registry, *, k=5, need_aware=True, model=None, cache=Tru
         End with :class:`NeedAwareFilter`, which admits a tool of risk >= 3 when the
         pretrained relevance model gives it a probability of being needed of at least 0.5;
         ``False`` ends with the paper's :class:`RuleFilter`.
-    model, cache, backend
+    model, cache, backend, max_seq_length
         As for :class:`FrozenEmbedder`.
     weights : str or path-like, default=None
         A weights file written like the packaged one; ``None`` reads the packaged
@@ -132,7 +133,7 @@ def pretrained_pipeline(registry, *, k=5, need_aware=True, model=None, cache=Tru
     if need_aware:
         need = _load(weights or resources.files("skriskrank") / "data" / PRETRAINED_FILE)
     embed = FrozenEmbedder(registry, model=model, cache=cache, backend=backend,
-                           query_sentences=True).fit(None)
+                           max_seq_length=max_seq_length, query_sentences=True).fit(None)
     tools = embed.tool_embeddings_
     # A batch of no queries over the catalogue: what the steps fit on when nothing is learned
     # from queries (the retriever's index, the graph and the filter's per-tool rules).

@@ -404,9 +404,10 @@ def test_disk_cache_reads_shards_written_after_the_store_was_made(tiny_model, tm
     worker = FrozenEmbedder(reg, model=tiny_model, cache=str(cache)).fit(QUERIES)
     worker.transform(QUERIES)
     new = fresh_texts()
-    size = worker.batch_size
-    other = EmbeddingStore(EncoderKey(worker.model_id_, "cpu", size), directory=str(cache))
-    model = encoder_module.load_model(worker.model_id_, "cpu", tiny_model)
+    size, length = worker.batch_size, worker.max_seq_length
+    other = EmbeddingStore(EncoderKey(worker.model_id_, "cpu", size, "torch", length),
+                           directory=str(cache))
+    model = encoder_module.load_model(worker.model_id_, "cpu", tiny_model, max_seq_length=length)
     written = other.encode(new, lambda texts: encoder_module._forward(model, texts, size, False))
     other.flush()
     encoded_texts.clear()
@@ -505,8 +506,9 @@ def test_another_batch_size_shares_no_cached_rows(tiny_model, encoded_texts):
     for texts, rows in [(queries, got), (reg.texts, big.tool_embeddings_)]:
         plain, _ = encode(texts, model=tiny_model, batch_size=5, cache=False)
         assert np.array_equal(rows, plain)
-    store = encoder_module.get_store(big.model_id_, device="cpu", batch_size=5)
-    assert store.key == EncoderKey(big.model_id_, "cpu", 5, "torch")
+    store = encoder_module.get_store(big.model_id_, device="cpu", batch_size=5,
+                                     max_seq_length=128)
+    assert store.key == EncoderKey(big.model_id_, "cpu", 5, "torch", 128)
 
 
 def test_single_query_misses_write_one_shard_per_batch(tiny_model, tmp_path):
@@ -543,7 +545,8 @@ def test_cache_int_keeps_that_many_texts(tiny_model, encoded_texts):
     tools = emb.tool_embeddings_.copy()
     queries = [f"show me the weather {fresh_tag()}" for _ in range(10)]
     first = emb.transform(queries).query_embeddings
-    store = encoder_module.get_store(emb.model_id_, device="cpu", batch_size=16, cache=8)
+    store = encoder_module.get_store(emb.model_id_, device="cpu", batch_size=16, cache=8,
+                                     max_seq_length=emb.max_seq_length)
     assert len(store.index) == 8 and store.buf.shape[0] == 8
     encoded_texts.clear()
     # The 8 most recent stay; the 2 oldest are encoded again, alone.
@@ -568,7 +571,7 @@ def test_memory_cache_stays_bounded_under_distinct_queries(tiny_model):
     reg = make_registry(suffix="_" + fresh_tag())
     emb = FrozenEmbedder(reg, model=tiny_model, cache=capacity).fit(QUERIES)
     store = encoder_module.get_store(emb.model_id_, device="cpu", batch_size=16,
-                                     cache=capacity)
+                                     cache=capacity, max_seq_length=emb.max_seq_length)
     tools = emb.tool_embeddings_.copy()
     queries = (f"what is the weather {i} {fresh_tag()}" for i in range(n_calls))
     threads = torch.get_num_threads()
@@ -674,6 +677,7 @@ def test_get_set_params_clone_round_trip(tiny_model, tmp_path):
     assert params == {
         "registry": reg, "model": tiny_model, "batch_size": 7, "cache": str(tmp_path),
         "device": "cpu", "show_progress_bar": None, "backend": "torch", "query_sentences": False,
+        "max_seq_length": 128,
     }
     twin = clone(emb)
     assert twin.get_params() == params
@@ -710,6 +714,25 @@ def test_pickle_after_clearing_caches_reloads_the_model(fitted):
     np.testing.assert_allclose(after.scores, before.scores, atol=1e-6)
 
 
+def test_max_seq_length_cuts_texts_and_keys_the_cache(tiny_model, encoded_texts):
+    # Two texts of 10 and 14 word pieces whose first 7 are alike (the tiny model's tokenizer
+    # reads every word as [UNK]): cut at 8 pieces ([CLS], 6 words, [SEP]), they are one text.
+    head = f"read the contents of a text {fresh_tag()}"
+    texts = [f"{head} send an", f"{head} send an email to me today"]
+    short = FrozenEmbedder(make_registry(), model=tiny_model, max_seq_length=8).fit(None)
+    cut = short.encode(texts)
+    np.testing.assert_array_equal(cut[0], cut[1])
+    # Read in full (the tiny model's own 64-piece limit), they differ; so the 8-piece rows
+    # were not served from the full rows' cache, nor the other way round.
+    full = FrozenEmbedder(make_registry(), model=tiny_model, max_seq_length=None).fit(None)
+    assert not np.allclose(full.encode(texts)[0], full.encode(texts)[1])
+    # More pieces than the model has positions for reads as many as it has.
+    encoded_texts.clear()
+    long = FrozenEmbedder(make_registry(), model=tiny_model, max_seq_length=10_000).fit(None)
+    np.testing.assert_allclose(long.encode([" ".join(WORDS * 4)]),
+                               full.encode([" ".join(WORDS * 4)]), atol=1e-6)
+
+
 def test_tags():
     tags = FrozenEmbedder().__sklearn_tags__()
     assert tags.input_tags.two_d_array is False
@@ -724,10 +747,14 @@ def test_the_onnx_backend_agrees_with_pytorch_and_exports_once(tmp_path, monkeyp
 
     monkeypatch.setenv("SKRISKRANK_CACHE", str(tmp_path))
     demo = load_demo()
-    texts = demo.registry.texts + demo.queries[:200]
+    # With two texts longer than the 128 word pieces read, which both runtimes must cut alike.
+    long = [" ".join(demo.registry.texts[i:i + 30]) for i in (0, 30)]
+    texts = demo.registry.texts + demo.queries[:200] + long
     torch_emb = FrozenEmbedder(demo.registry, cache=False).fit(None).encode(texts)
     onnx = FrozenEmbedder(demo.registry, cache=False, backend="onnx").fit(None)
     onnx_emb = onnx.encode(texts)
+    full = FrozenEmbedder(demo.registry, cache=False, max_seq_length=None).fit(None).encode(long)
+    assert (full * torch_emb[-2:]).sum(axis=1).max() < 0.99  # they were cut
     cosine = (torch_emb * onnx_emb).sum(axis=1)
     assert cosine.min() >= 0.999, cosine.min()
     np.testing.assert_allclose(np.linalg.norm(onnx_emb, axis=1), 1.0, atol=1e-5)
