@@ -36,7 +36,7 @@ __all__ = ["DEFAULT_COVERAGE", "LEVELS", "PRETRAINED_FILE", "RiskAuditor"]
 #: ``coverage`` of :meth:`RiskAuditor.predict` unless set: the smallest value whose
 #: cross-validated recall of level >= 3 tools reached 0.90 on the pooled UltraTool and
 #: Seal-Tools labels (``benchmarks/audit.py``, 5-fold CV on the training data only).
-DEFAULT_COVERAGE = 0.93
+DEFAULT_COVERAGE = 0.94
 
 #: The packaged weights of :meth:`RiskAuditor.pretrained`, an ``.npz`` read without pickle.
 PRETRAINED_FILE = "risk_auditor.npz"

@@ -38,10 +38,12 @@ DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 BACKENDS = ("torch", "onnx", "onnx-int8")
 
 #: Word pieces of a text the encoder reads. all-MiniLM-L6-v2 was trained on 128 (its
-#: configuration reads 256): on real MCP tools, whose schemas make half of the texts longer,
-#: reading 128 ranked better (dense NDCG@5 0.534 against 0.492 at 256 and 0.519 at 512) and
-#: encodes them 1.7x faster (``benchmarks/results/bench_encoder.md``). No UltraTool or
-#: Seal-Tools text is that long.
+#: configuration reads 256). Half of real MCP tools' texts are longer (their parameters'
+#: schemas); on the real-MCP development tasks dense NDCG@5 was 0.558 at 128, 0.492 at 256
+#: and 0.511 at 512, the pretrained pipeline's before its filter 0.629, 0.615 and 0.617
+#: (``benchmarks/results/real_mcp.md``), and long texts encode faster
+#: (``benchmarks/results/bench_encoder.md``). No UltraTool or Seal-Tools tool text is that
+#: long; a few of their queries are (dense NDCG@5 +0.0003 and -0.0013).
 DEFAULT_MAX_SEQ_LENGTH = 128
 
 #: Texts a store keeps in memory unless told otherwise: about 77 MB of float32 rows at
