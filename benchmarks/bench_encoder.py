@@ -175,6 +175,10 @@ def run(data, *, n_queries, sizes, folds):
     result["dense_ndcg5"] = dense_ndcg(data)
     result["pipeline_ultratool"] = pipeline_ultratool(data, folds)
     result["auditor_qwk"] = auditor_qwk(data, folds)
+    from skriskrank._encoder import DEFAULT_MAX_SEQ_LENGTH
+
+    # Kept with the quality rows, which --speed does not re-measure.
+    result["quality_settings"] = {"batch_size": 16, "max_seq_length": DEFAULT_MAX_SEQ_LENGTH}
     return result
 
 
@@ -213,7 +217,9 @@ def render(result) -> str:
             "PyTorch's. `onnx-int8` encodes tool texts with int8 weights and queries with the "
             "fp32 graph, so its query latency is the fp32 graph's.\n\n"
             + md_table(["measure", *BACKENDS, "onnx vs torch", "onnx-int8 vs torch"], rows)
-            + f"\n\nCosine with PyTorch's embeddings of the same texts: {cos}.\n\n"
+            + f"\n\nCosine with PyTorch's embeddings of the same texts: {cos}. The quality rows "
+            f"were measured in batches of {result['quality_settings']['batch_size']}, reading "
+            f"{result['quality_settings']['max_seq_length']} word pieces of each text.\n\n"
             f"## Batch size and text length\n\nSeconds to encode the first "
             f"{result['batch_size']['n_texts']:,} tool texts above (texts sorted by length, as "
             "every backend batches them), per batch size (the default is 16) and per number "
