@@ -89,8 +89,9 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
     batch_size : int, default=16
         Texts per encoder forward pass (16 encodes tool texts faster than 64, measured).
     cache : bool, int or str, default=True
-        ``True`` caches embeddings in memory, per process, model, device and ``batch_size``
-        (the encoder's output depends on each), keeping the 50,000 most recently used texts
+        ``True`` caches embeddings in memory, per process and encoder setting (model,
+        device, ``batch_size``, ``backend``, ``max_seq_length``: the output depends on
+        each), keeping the 50,000 most recently used texts
         (about 77 MB at d=384): what makes the refits of a ``GridSearchCV`` cheap. An int
         keeps that many instead; a directory path also caches them on disk, shared by every
         process that names it, even one started earlier (joblib or Dask workers), one file
