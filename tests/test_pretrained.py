@@ -49,6 +49,25 @@ def test_pretrained_pipeline_is_fitted_on_any_catalogue(demo):
     assert pretrained_pipeline(small, k=5, need_aware=False).predict(["x"]).shape == (1, 2)
 
 
+def test_grading_then_the_pipeline_encodes_a_catalogue_once(demo):
+    # The packaged auditor records the encoder settings the pipeline uses (batch size,
+    # word pieces read), so the pipeline finds the embeddings grading made: serve --tools and
+    # the gateway encode a new catalogue once.
+    from skriskrank import FrozenEmbedder, RiskAuditor
+
+    registry = ToolRegistry.from_records(
+        [{"name": f"{name}_graded_once", "description": text, "risk": None}
+         for name, text in zip(demo.registry.names, demo.registry.texts, strict=True)])
+    auditor = RiskAuditor.pretrained()
+    probe = FrozenEmbedder(registry)
+    assert (auditor.batch_size, auditor.max_seq_length) == (probe.batch_size,
+                                                            probe.max_seq_length)
+    graded = auditor.grade(registry)
+    start = probe.n_encoded()
+    pretrained_pipeline(graded)
+    assert probe.n_encoded() == start
+
+
 def test_the_tools_of_one_server_are_lifted_together():
     def server(*tools):
         return {"tools": [{"name": n, "description": d, "inputSchema": {"type": "object"}}
