@@ -175,10 +175,11 @@ def run(data, *, n_queries, sizes, folds):
     result["dense_ndcg5"] = dense_ndcg(data)
     result["pipeline_ultratool"] = pipeline_ultratool(data, folds)
     result["auditor_qwk"] = auditor_qwk(data, folds)
-    from skriskrank._encoder import DEFAULT_MAX_SEQ_LENGTH
+    from skriskrank._encoder import DEFAULT_BATCH_SIZE, DEFAULT_MAX_SEQ_LENGTH
 
     # Kept with the quality rows, which --speed does not re-measure.
-    result["quality_settings"] = {"batch_size": 16, "max_seq_length": DEFAULT_MAX_SEQ_LENGTH}
+    result["quality_settings"] = {"batch_size": DEFAULT_BATCH_SIZE,
+                                  "max_seq_length": DEFAULT_MAX_SEQ_LENGTH}
     return result
 
 

@@ -22,7 +22,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._axes import rubric_axes, states_destruction
 from ._embedding import MSG_QUERY_BAD, check_queries
-from ._encoder import BACKENDS, DEFAULT_MAX_SEQ_LENGTH, encode
+from ._encoder import BACKENDS, DEFAULT_BATCH_SIZE, DEFAULT_MAX_SEQ_LENGTH, encode
 from ._encoder import resolve_model as _resolve_model
 from ._hints import _hint_permissions, describe_hints
 from ._permissions import _CAMEL
@@ -195,9 +195,9 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
 
     def __init__(self, *, coverage=DEFAULT_COVERAGE, C=3.0, lexical_weight=1.0, axes_weight=1.0,
                  bounds_weight=10.0, n_lexical_features=32768, min_df=2,
-                 class_weight="sqrt_balanced", review_margin=0.25, model=None, batch_size=16,
-                 cache=True, backend="torch", max_seq_length=DEFAULT_MAX_SEQ_LENGTH,
-                 show_progress_bar=None):
+                 class_weight="sqrt_balanced", review_margin=0.25, model=None,
+                 batch_size=DEFAULT_BATCH_SIZE, cache=True, backend="torch",
+                 max_seq_length=DEFAULT_MAX_SEQ_LENGTH, show_progress_bar=None):
         self.coverage = coverage
         self.C = C
         self.lexical_weight = lexical_weight

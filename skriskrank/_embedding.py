@@ -15,6 +15,7 @@ from ._base import check_relevant
 from ._batch import RankingBatch
 from ._encoder import (
     BACKENDS,
+    DEFAULT_BATCH_SIZE,
     DEFAULT_MAX_SEQ_LENGTH,
     check_device,
     encode,
@@ -161,9 +162,9 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         "query_sentences": ["boolean"],
     }
 
-    def __init__(self, registry=None, *, model=None, batch_size=16, cache=True, device="cpu",
-                 backend="torch", max_seq_length=DEFAULT_MAX_SEQ_LENGTH, show_progress_bar=None,
-                 query_sentences=False):
+    def __init__(self, registry=None, *, model=None, batch_size=DEFAULT_BATCH_SIZE, cache=True,
+                 device="cpu", backend="torch", max_seq_length=DEFAULT_MAX_SEQ_LENGTH,
+                 show_progress_bar=None, query_sentences=False):
         self.registry = registry
         self.model = model
         self.batch_size = batch_size

@@ -25,7 +25,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["BACKENDS", "DEFAULT_CACHE_SIZE", "DEFAULT_MAX_SEQ_LENGTH", "DEFAULT_MODEL",
+__all__ = ["BACKENDS", "DEFAULT_BATCH_SIZE", "DEFAULT_CACHE_SIZE", "DEFAULT_MAX_SEQ_LENGTH",
+           "DEFAULT_MODEL",
            "EmbeddingStore", "EncoderKey", "check_device", "clear_caches", "encode", "get_store",
            "load_model", "query_backend", "resolve_model"]
 
@@ -36,6 +37,10 @@ DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 #: What can run the encoder: PyTorch, ONNX Runtime, and ONNX Runtime with int8 weights for
 #: the catalogue's texts (queries then run in fp32 ONNX: :func:`query_backend`).
 BACKENDS = ("torch", "onnx", "onnx-int8")
+
+#: Texts per forward pass: 16 encoded real tool texts faster than 64 on every backend (the
+#: batch-size table of ``benchmarks/results/bench_encoder.md``).
+DEFAULT_BATCH_SIZE = 16
 
 #: Word pieces of a text the encoder reads. all-MiniLM-L6-v2 was trained on 128 (its
 #: configuration reads 256). Half of real MCP tools' texts are longer (their parameters'
@@ -342,7 +347,7 @@ def _forward(model, texts, batch_size, show_progress_bar):
                         normalize_embeddings=True, show_progress_bar=show)
 
 
-def encode(texts, *, model=None, batch_size=16, device="cpu", cache=True,
+def encode(texts, *, model=None, batch_size=DEFAULT_BATCH_SIZE, device="cpu", cache=True,
            show_progress_bar=None, backend="torch",
            max_seq_length=DEFAULT_MAX_SEQ_LENGTH) -> tuple[np.ndarray, str]:
     """``(embeddings, model_id)``: a new float32 array of L2-normalized rows, through the cache.

@@ -31,6 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._encoder import DEFAULT_BATCH_SIZE
+
 __all__ = ["OnnxEncoder"]
 
 MSG_NO_ORT = "backend='onnx' needs onnxruntime and onnx: pip install 'skriskrank[onnx]' ({error})."
@@ -44,20 +46,22 @@ def _cache_dir() -> Path:
     return Path(os.environ.get("SKRISKRANK_CACHE", Path.home() / ".cache" / "skriskrank"))
 
 
-def _check_model(model_dir: Path) -> tuple[int, int]:
-    """The model's ``max_seq_length`` and positions, once its modules are checked."""
+def _check_model(model_dir: Path) -> tuple[int, int, int]:
+    """The model's ``max_seq_length``, positions and hidden size, once its modules are checked."""
     try:
         modules = [m["type"].rsplit(".", 1)[-1] for m in
                    json.loads((model_dir / "modules.json").read_text())]
         pooling = json.loads((model_dir / "1_Pooling" / "config.json").read_text())
-        config = json.loads((model_dir / "sentence_bert_config.json").read_text())
+        own = json.loads((model_dir / "sentence_bert_config.json").read_text()).get(
+            "max_seq_length", 256)
+        config = json.loads((model_dir / "config.json").read_text())
+        positions, hidden = config["max_position_embeddings"], config["hidden_size"]
     except (OSError, ValueError, KeyError) as err:
         raise ValueError(MSG_UNSUPPORTED.format(path=model_dir, why=err)) from None
     if modules != ["Transformer", "Pooling", "Normalize"] or not pooling.get(
             "pooling_mode_mean_tokens") or not (model_dir / "tokenizer.json").is_file():
         raise ValueError(MSG_UNSUPPORTED.format(path=model_dir, why=f"modules {modules}"))
-    positions = json.loads((model_dir / "config.json").read_text())["max_position_embeddings"]
-    return int(config.get("max_seq_length", 256)), int(positions)
+    return int(own), int(positions), int(hidden)
 
 
 def _write_once(path: Path, write) -> None:
@@ -158,7 +162,8 @@ class OnnxEncoder:
         import transformers
 
         model_dir = Path(model_dir)
-        own, positions = _check_model(model_dir)
+        # The graph's output is [batch, hidden size].
+        own, positions, self.dim = _check_model(model_dir)
         weights = sorted(model_dir.glob("*.safetensors")) or sorted(model_dir.glob("*.bin"))
         # The file's name identifies the weights and the exporter that made it.
         key = json.dumps([str(model_dir.resolve()), [(w.name, w.stat().st_size,
@@ -178,10 +183,8 @@ class OnnxEncoder:
         self.tokenizer.enable_truncation(min(max_seq_length or own, positions))
         self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         self.path = path
-        # The hidden size, from the model's config (the graph's output is [batch, hidden]).
-        self.dim = int(json.loads((model_dir / "config.json").read_text())["hidden_size"])
 
-    def encode(self, texts, *, batch_size=16, show_progress_bar=False) -> np.ndarray:
+    def encode(self, texts, *, batch_size=DEFAULT_BATCH_SIZE, show_progress_bar=False):
         """L2-normalised float32 embeddings of ``texts``, longest first within the batching."""
         from tqdm.auto import tqdm
 
