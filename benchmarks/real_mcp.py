@@ -50,7 +50,13 @@ from skriskrank import (  # noqa: E402
 from skriskrank._base import check_relevant  # noqa: E402
 from skriskrank._encoder import encode  # noqa: E402
 from skriskrank._gold_model import _GoldModel  # noqa: E402
-from skriskrank._pretrained import ALPHA, N_CANDIDATES, PRETRAINED_FILE, save_pretrained  # noqa: E402
+from skriskrank._pretrained import (  # noqa: E402
+    ALPHA,
+    N_CANDIDATES,
+    PRETRAINED_FILE,
+    SENTENCE_WEIGHT,
+    save_pretrained,
+)
 from skriskrank._tool_text import _render_text  # noqa: E402
 from skriskrank.baselines import BM25Reranker  # noqa: E402
 from skriskrank.datasets import ToolRetrievalDataset, load_sealtools, load_ultratool  # noqa: E402
@@ -144,13 +150,26 @@ def _rrf(*rankings, c=60):
     return np.argsort(-fused, axis=1, kind="stable")
 
 
-def _prefix(registry, *, sentences, alpha, cache=True, **params):
-    """The pretrained pipeline before its filter, the encoder reading sentences or not and the
-    server graph at ``alpha`` (0: no smoothing); both act at transform, with no refit.
-    ``params`` go to :func:`pretrained_pipeline`."""
+def _prefix(registry, *, weight, alpha, cache=True, **params):
+    """The pretrained pipeline before its filter, the encoder's ``sentence_weight`` at
+    ``weight`` (0: the whole query only) and the server graph at ``alpha`` (0: no smoothing);
+    both act at transform, with no refit. ``params`` go to :func:`pretrained_pipeline`."""
     pipe = Pipeline(pretrained_pipeline(registry, need_aware=False, cache=cache,
                                         **params).steps[:3])
-    return pipe.set_params(embed__query_sentences=sentences, smooth__alpha=alpha)
+    return pipe.set_params(embed__sentence_weight=weight, smooth__alpha=alpha)
+
+
+#: Names of the options' rows: the encoder's sentence weight, then the server graph.
+def _sentences(weight):
+    return ("best sentence" if weight == 1 else
+            f"whole query + best sentence (weight {weight:.2f})")
+
+
+def _graph(weight, alpha=ALPHA):
+    return f"{_sentences(weight)} + server graph (alpha {alpha:.2f})"
+
+
+KEPT = _graph(SENTENCE_WEIGHT)
 
 
 # -- training ---------------------------------------------------------------------------------
@@ -162,7 +181,8 @@ def train(datasets, path, *, cache=True, log=print) -> None:
     gold = _GoldModel(False, 2 * K).fit(prefix.transform(data.queries),
                                         check_relevant(data.relevant, data.registry))
     save_pretrained(path, gold)
-    log(f"need model trained on {data.name} ({len(data)} queries, {len(data.registry)} tools) "
+    log(f"need model trained on {data.name} ({len(data)} queries, {len(data.registry)} tools; "
+        f"{len(data) * gold.fit_rank} candidates, {gold.constant_:.2%} gold) "
         f"in {time.perf_counter() - t0:.0f} s -> {path}")
 
 
@@ -198,7 +218,7 @@ def options(ds, *, heads=None, cache=True, log=print) -> dict:
         rows[name] = scores(ranked, ds)
         log(f"  {name}: " + " ".join(f"{k} {v:.3f}" for k, v in rows[name].items()))
 
-    whole = _prefix(reg, sentences=False, alpha=0, cache=cache)
+    whole = _prefix(reg, weight=0, alpha=0, cache=cache)
     batch = whole[:1].transform(ds.queries)
     dense = batch.ranked_indices()
     row("dense (packaged MiniLM)", dense)
@@ -209,12 +229,13 @@ def options(ds, *, heads=None, cache=True, log=print) -> dict:
         cand = whole.transform(ds.queries)
         row("learned reranker (UltraTool + Seal-Tools heads) on dense top-100",
             _transfer(heads, cand).transform(cand).ranked_indices())
-    row("query sentences", _prefix(reg, sentences=True, alpha=0, cache=cache)[:1]
-        .transform(ds.queries).ranked_indices())
-    for alpha in (0.5, ALPHA, 0.8):
-        row(f"query sentences + server graph (alpha {alpha:.2f})",
-            _prefix(reg, sentences=True, alpha=alpha, cache=cache).transform(ds.queries)
-            .ranked_indices())
+    for weight in (1, SENTENCE_WEIGHT):
+        row(_sentences(weight), _prefix(reg, weight=weight, alpha=0, cache=cache)[:1]
+            .transform(ds.queries).ranked_indices())
+    for weight, alpha in ((SENTENCE_WEIGHT, 0.5), (SENTENCE_WEIGHT, ALPHA),
+                          (SENTENCE_WEIGHT, 0.8)):
+        row(_graph(weight, alpha), _prefix(reg, weight=weight, alpha=alpha, cache=cache)
+            .transform(ds.queries).ranked_indices())
     for need in (False, True):
         pipe = pretrained_pipeline(reg, need_aware=need, cache=cache)
         row("pretrained pipeline, " + ("need-aware filter (default)" if need else "rule filter"),
@@ -222,14 +243,21 @@ def options(ds, *, heads=None, cache=True, log=print) -> dict:
     return rows
 
 
+def sentence_weights(ds, *, cache=True) -> dict:
+    """The kept pipeline's prefix (server graph at ``ALPHA``) at several sentence weights."""
+    return {_graph(w): scores(_prefix(ds.registry, weight=w, alpha=ALPHA, cache=cache)
+                              .transform(ds.queries).ranked_indices(), ds)
+            for w in (0, 0.5, 0.6, 0.7, 0.8, 0.9, 1)}
+
+
 def text_options(split, *, cache=True, log=print) -> dict:
     rows = {}
     for name, text in TEXTS.items():
         ds = catalogue(split, text=text)
-        rows[f"query sentences + server graph, tool text: {name}"] = scores(
-            _prefix(ds.registry, sentences=True, alpha=ALPHA, cache=cache)
+        rows[f"{KEPT}, tool text: {name}"] = scores(
+            _prefix(ds.registry, weight=SENTENCE_WEIGHT, alpha=ALPHA, cache=cache)
             .transform(ds.queries).ranked_indices(), ds)
-        log(f"  {name}: {rows[f'query sentences + server graph, tool text: {name}']}")
+        log(f"  {name}: {rows[f'{KEPT}, tool text: {name}']}")
     return rows
 
 
@@ -238,9 +266,8 @@ def text_lengths(split, *, cache=True, log=print) -> dict:
     text (the default), 256 (the model's own setting) or 512."""
     ds, rows = catalogue(split), {}
     for length in (128, 256, 512):
-        for name, sentences, alpha in (("dense", False, 0), ("query sentences + server graph",
-                                                             True, ALPHA)):
-            pipe = _prefix(ds.registry, sentences=sentences, alpha=alpha, cache=cache,
+        for name, weight, alpha in (("dense", 0, 0), (KEPT, SENTENCE_WEIGHT, ALPHA)):
+            pipe = _prefix(ds.registry, weight=weight, alpha=alpha, cache=cache,
                            max_seq_length=length)
             rows[f"{name}, {length} word pieces"] = scores(
                 pipe.transform(ds.queries).ranked_indices(), ds)
@@ -271,7 +298,7 @@ def benchmarks(data: Path, *, cache=True, log=print) -> dict:
                                    ("Seal-Tools test_in_domain", st_test, [ut])):
             weights = Path(tmp) / f"{len(out)}.npz"
             train(train_on, weights, cache=cache, log=log)
-            whole = _prefix(ds.registry, sentences=False, alpha=0, cache=cache)
+            whole = _prefix(ds.registry, weight=0, alpha=0, cache=cache)
             rows = {"dense (packaged MiniLM)": scores(
                 whole[:1].transform(ds.queries).ranked_indices(), ds)}
             for need in (False, True):
@@ -336,16 +363,16 @@ def render(result: dict) -> str:
         f"{', '.join(f'{x:.1f}' for x in r['encoding_seconds'])} |"
         for b, r in ready["backends"].items())
     rows = dev["rows"]
-    graph = rows[f"query sentences + server graph (alpha {ALPHA:.2f})"]["ndcg@5"]
+    graph = rows[KEPT]["ndcg@5"]
+    rule = rows["pretrained pipeline, rule filter"]
+    alone, whole = (result["weights"][_graph(w)]["ndcg@5"] for w in (1, 0))
     heads = rows["learned reranker (UltraTool + Seal-Tools heads) on dense top-100"]["ndcg@5"]
     heads -= dense["ndcg@5"]
     bm25 = rows["BM25"]["ndcg@5"] - dense["ndcg@5"]
     rrf = rows["dense + BM25 (reciprocal-rank fusion)"]["ndcg@5"] - dense["ndcg@5"]
     texts = result["texts"]
-    words = texts["query sentences + server graph, tool text: names split into words"][
-        "ndcg@5"] - graph
-    names = texts["query sentences + server graph, tool text: parameter names only"][
-        "ndcg@5"] - graph
+    words = texts[f"{KEPT}, tool text: names split into words"]["ndcg@5"] - graph
+    names = texts[f"{KEPT}, tool text: parameter names only"]["ndcg@5"] - graph
     return f"""# Tool search on real MCP tasks, with no labelled queries
 
 How the tasks, the catalogue and the options are built: the docstring of
@@ -358,8 +385,13 @@ grades. Python {environment()["python"]}, numpy {environment()["numpy"]}.
 
 {_table(dev['rows'])}
 
+How much the query's best sentence counts against the whole query (the encoder's
+`sentence_weight`), with the server graph:
+
+{_table(result['weights'])}
+
 Tool texts (the default is `load_tools`'s: name, description, parameters with their
-descriptions), with query sentences and the server graph:
+descriptions), with the kept sentence weight and server graph:
 
 {_table(result['texts'])}
 
@@ -368,8 +400,9 @@ What the encoder reads of each text (queries and tools; 128 word pieces is the d
 
 {_table(result['text_lengths'])}
 
-Kept: **the pretrained pipeline with the need-aware filter** (query sentences, the server
-graph with alpha {ALPHA:.2f}, the need model), chosen on this split: NDCG@5
+Kept: **the pretrained pipeline with the need-aware filter** (the whole query and its best
+sentence, weighted {SENTENCE_WEIGHT:.2f}; the server graph with alpha {ALPHA:.2f}; the need
+model), chosen on this split: NDCG@5
 {best['ndcg@5']:.3f} against dense's {dense['ndcg@5']:.3f}
 ({best['ndcg@5'] - dense['ndcg@5']:+.3f}), Recall@10 {best['recall@10']:.3f} against
 {dense['recall@10']:.3f} ({best['recall@10'] - dense['recall@10']:+.3f}), with
@@ -377,9 +410,13 @@ graph with alpha {ALPHA:.2f}, the need model), chosen on this split: NDCG@5
 learned reranker's heads, trained on the two benchmarks, rank these servers' tools below
 dense ({heads:+.3f} NDCG@5: they learn the benchmarks' catalogues and phrasing), so the
 pipeline does not use them; BM25 ({bm25:+.3f}) and its fusion with dense ({rrf:+.3f}) are
-below dense alone. The need-aware filter ranks as the rule filter does and shows half as
-many tools of level >= 3, but admits one only at the top of a list (the pretrained need
-model reads rank and score gap only), so fewer tasks that need a risky tool see one
+below dense alone. A task's sentences each find the tools they ask for, and the whole query
+keeps what they share: with the graph, the best sentence alone scores {alone:.3f} and the
+whole query alone {whole:.3f}, their mix {graph:.3f}. The need-aware filter ranks about as
+the rule filter does ({rule['ndcg@5']:.3f}) with fewer tools of level >= 3
+({best['risky@5']:.2f} against {rule['risky@5']:.2f} per list), but admits one only at the
+top of a list (the pretrained need model reads rank and score gap only), so fewer tasks
+that need a risky tool see one
 (NeedRisk-Hit@5). The default tool text stays: the other texts are not better here
 (names split into words {words:+.3f}, parameter names without their descriptions
 {names:+.3f} NDCG@5 against the default's {graph:.3f}).
@@ -441,6 +478,7 @@ def main(argv=None) -> dict:
     dev = catalogue("dev")
     result = {"dev": {"n_queries": len(dev), "n_tools": len(dev.registry),
                       "rows": options(dev, heads=heads)}}
+    result["weights"] = sentence_weights(dev)
     result["texts"] = text_options("dev")
     result["text_lengths"] = text_lengths("dev")
     result["lengths"] = list_lengths(dev)

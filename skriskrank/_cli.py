@@ -88,6 +88,7 @@ def fit(args) -> int:
     from . import build_pipeline, save
     from ._graph import EDGE_TYPES, SERVER_EDGE
     from ._persist import _check_output
+    from ._pretrained import SENTENCE_WEIGHT
     from .datasets import load_queries_jsonl
     from .gateway import read_log
 
@@ -99,7 +100,7 @@ def fit(args) -> int:
     # need model trained on what the agent called after each search.
     pipe = build_pipeline(registry, k=args.k, need_aware=args.need_aware or log,
                           epochs=args.epochs, backend=args.backend, risk_weight=args.risk_weight,
-                          verbose=1, query_sentences=log,
+                          verbose=1, sentence_weight=SENTENCE_WEIGHT if log else 0.0,
                           edge_types=(*EDGE_TYPES, SERVER_EDGE) if log else EDGE_TYPES)
     t0 = time.perf_counter()
     pipe.fit(data.queries, data.relevant)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
@@ -42,7 +42,7 @@ MAX_SENTENCES = 16
 
 
 def sentences(query: str) -> list[str]:
-    """The sentences of a query that ``query_sentences`` scores by (the query if it has one)."""
+    """The sentences of a query that ``sentence_weight`` scores by (the query if it has one)."""
     parts = [p.strip() for p in _SENTENCE_END.split(query)]
     parts = [p for p in parts if len(p) >= _MIN_SENTENCE][:MAX_SENTENCES]
     return parts if len(parts) > 1 else [query]
@@ -115,13 +115,15 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
     show_progress_bar : bool or None, default=None
         Show a progress bar while encoding; ``None`` shows one for encodes of more than
         1,000 new texts.
-    query_sentences : bool, default=False
-        Score each tool by its best cosine with any sentence of the query (of the first
-        16 of at least 16 characters) instead of the whole query: a task that asks for
-        several things in several sentences finds the tool each sentence needs, where one
-        embedding of the whole text blurs them (and the encoder reads only its first
-        ``max_seq_length`` word pieces). A one-sentence query scores as before. The batch's
-        query embeddings stay those of the whole queries.
+    sentence_weight : float in [0, 1], default=0.0
+        How much a tool's best cosine with any sentence of the query (of the first 16 of at
+        least 16 characters) counts against its cosine with the whole query: each tool
+        scores ``(1 - w) * whole + w * best_sentence``. A task that asks for several things
+        in several sentences then finds the tool each sentence needs, where one embedding
+        of the whole text blurs them (and the encoder reads only its first
+        ``max_seq_length`` word pieces); the whole query keeps what the sentences share.
+        0 scores by the whole query only; a one-sentence query scores the same at any
+        weight. The batch's query embeddings stay those of the whole queries.
 
     Attributes
     ----------
@@ -159,12 +161,12 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         "backend": [StrOptions(set(BACKENDS))],
         "max_seq_length": [Interval(Integral, 1, None, closed="left"), None],
         "show_progress_bar": ["boolean", None],
-        "query_sentences": ["boolean"],
+        "sentence_weight": [Interval(Real, 0, 1, closed="both")],
     }
 
     def __init__(self, registry=None, *, model=None, batch_size=DEFAULT_BATCH_SIZE, cache=True,
                  device="cpu", backend="torch", max_seq_length=DEFAULT_MAX_SEQ_LENGTH,
-                 show_progress_bar=None, query_sentences=False):
+                 show_progress_bar=None, sentence_weight=0.0):
         self.registry = registry
         self.model = model
         self.batch_size = batch_size
@@ -173,7 +175,7 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         self.backend = backend
         self.max_seq_length = max_seq_length
         self.show_progress_bar = show_progress_bar
-        self.query_sentences = query_sentences
+        self.sentence_weight = sentence_weight
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -242,21 +244,23 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         Returns
         -------
         batch : RankingBatch
-            Full-pool candidates with cosine scores (with ``query_sentences``, each tool's
-            best over the sentences); see :class:`RankingBatch`.
+            Full-pool candidates with cosine scores (with ``sentence_weight``, mixed with
+            each tool's best over the sentences); see :class:`RankingBatch`.
         """
         check_is_fitted(self)
         validate_data(self, X, skip_check_array=True, ensure_2d=False, reset=False)
         queries = check_queries(X)
         embedded, scores = self._encode(queries), None
-        parts = [sentences(q) for q in queries] if self.query_sentences else []
+        w = self.sentence_weight
+        parts = [sentences(q) for q in queries] if w else []
         several = [i for i, p in enumerate(parts) if len(p) > 1]
         if several:
             # Only the queries of several sentences are encoded again, by sentence.
             scores = embedded @ self.tool_embeddings_.T
             cos = self._encode([s for i in several for s in parts[i]]) @ self.tool_embeddings_.T
             starts = np.cumsum([0, *(len(parts[i]) for i in several[:-1])])
-            scores[several] = np.maximum.reduceat(cos, starts, axis=0)
+            best = np.maximum.reduceat(cos, starts, axis=0)
+            scores[several] = (1 - w) * scores[several] + w * best
         return RankingBatch(self.registry, embedded, self.tool_embeddings_, scores=scores,
                             encoder=self.model_id_, queries=queries)
 

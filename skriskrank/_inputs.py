@@ -25,7 +25,7 @@ __all__ = ["MAX_QUERY_LENGTH", "MCP_TOOL_NAME", "check_query", "check_tool_name"
            "strip_invisible"]
 
 #: Longest query accepted, in characters. The encoder reads the first 128 word pieces (about
-#: 500 characters of English) of each query, or of each sentence with ``query_sentences``;
+#: 500 characters of English) of each query, or of each sentence with ``sentence_weight``;
 #: the cap leaves room for long tasks and bounds the work and memory a request can ask for.
 MAX_QUERY_LENGTH = 4096
 

@@ -28,9 +28,10 @@ _FORMAT = 1
 
 MSG_BAD_FILE = "{path} is not a skriskrank pretrained-pipeline file: {error}."
 
-#: First-stage candidates, and the strength of the server graph's smoothing: chosen on the
+#: First-stage candidates, the weight of a query's best sentence (``FrozenEmbedder``'s
+#: ``sentence_weight``) and the strength of the server graph's smoothing: chosen on the
 #: development split of the real-MCP tasks (``benchmarks/results/real_mcp.md``).
-N_CANDIDATES, ALPHA = 100, 2 / 3
+N_CANDIDATES, SENTENCE_WEIGHT, ALPHA = 100, 0.7, 2 / 3
 
 
 def save_pretrained(path, relevance_model: _GoldModel) -> None:
@@ -80,10 +81,11 @@ def pretrained_pipeline(registry, *, k=5, need_aware=True, model=None, cache=Tru
 
     Built from what carries over to catalogues nobody labelled queries for (measured on
     real MCP tasks, ``benchmarks/results/real_mcp.md``): the encoder scores each tool by
-    its best match with any sentence of the task (:class:`FrozenEmbedder`'s
-    ``query_sentences``), the retriever keeps the best candidates, the graph of the tools
-    that share a server (``ToolRegistry.servers``) lifts the tools of the servers the
-    task is about (:class:`GraphSmoother`), and the filter decides what a list may expose.
+    its match with the whole task and, weighted 0.7, its best match with any one sentence
+    of it (:class:`FrozenEmbedder`'s ``sentence_weight``), the retriever keeps the best
+    candidates, the graph of the tools that share a server (``ToolRegistry.servers``) lifts
+    the tools of the servers the task is about (:class:`GraphSmoother`), and the filter
+    decides what a list may expose.
     The need filter's relevance model was trained once on public benchmark queries (the
     data card, ``docs/data.md``); it ships inside the package and is read without pickle.
     Grade the tools without a level first with :meth:`RiskAuditor.grade`: unknown risk
@@ -133,7 +135,8 @@ def pretrained_pipeline(registry, *, k=5, need_aware=True, model=None, cache=Tru
     if need_aware:
         need = _load(weights or resources.files("skriskrank") / "data" / PRETRAINED_FILE)
     embed = FrozenEmbedder(registry, model=model, cache=cache, backend=backend,
-                           max_seq_length=max_seq_length, query_sentences=True).fit(None)
+                           max_seq_length=max_seq_length,
+                           sentence_weight=SENTENCE_WEIGHT).fit(None)
     tools = embed.tool_embeddings_
     # A batch of no queries over the catalogue: what the steps fit on when nothing is learned
     # from queries (the retriever's index, the graph and the filter's per-tool rules).

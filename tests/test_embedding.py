@@ -215,12 +215,13 @@ def test_local_directory_model(tiny_model):
     assert same.tool_embeddings_ is emb.tool_embeddings_
 
 
-def test_query_sentences_score_each_tool_by_its_best_sentence(tiny_model):
+@pytest.mark.parametrize("w", [1.0, 0.7])
+def test_sentence_weight_mixes_the_whole_query_and_its_best_sentence(tiny_model, w):
     from skriskrank._embedding import MAX_SENTENCES, sentences
 
     reg = make_registry()
     plain = FrozenEmbedder(reg, model=tiny_model).fit(None)
-    emb = FrozenEmbedder(reg, model=tiny_model, query_sentences=True).fit(None)
+    emb = FrozenEmbedder(reg, model=tiny_model, sentence_weight=w).fit(None)
     long = ("Find the weather for Paris tomorrow. Then send the forecast to my team!\n"
             "Thanks, ok.")
     assert sentences(long) == ["Find the weather for Paris tomorrow.",
@@ -229,9 +230,10 @@ def test_query_sentences_score_each_tool_by_its_best_sentence(tiny_model):
     many = " ".join(f"Sentence number {i} is here." for i in range(40))
     assert len(sentences(many)) == MAX_SENTENCES
     batch = emb.transform([long, QUERIES[0]])
-    # The oracle: each sentence encoded on its own, the best cosine per tool.
+    # The oracle: the whole query and each sentence encoded on their own.
+    whole = emb.encode([long]) @ emb.tool_embeddings_.T
     best = (emb.encode(sentences(long)) @ emb.tool_embeddings_.T).max(axis=0)
-    np.testing.assert_allclose(batch.scores[0], best, atol=1e-6)
+    np.testing.assert_allclose(batch.scores[0], (1 - w) * whole[0] + w * best, atol=1e-6)
     # A one-sentence query scores as without the option; query embeddings are the whole query.
     base = plain.transform([long, QUERIES[0]])
     np.testing.assert_allclose(batch.scores[1], base.scores[1], atol=1e-6)
@@ -676,7 +678,7 @@ def test_get_set_params_clone_round_trip(tiny_model, tmp_path):
     params = emb.get_params()
     assert params == {
         "registry": reg, "model": tiny_model, "batch_size": 7, "cache": str(tmp_path),
-        "device": "cpu", "show_progress_bar": None, "backend": "torch", "query_sentences": False,
+        "device": "cpu", "show_progress_bar": None, "backend": "torch", "sentence_weight": 0.0,
         "max_seq_length": 128,
     }
     twin = clone(emb)
