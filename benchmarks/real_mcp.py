@@ -161,7 +161,7 @@ def _prefix(registry, *, weight, alpha, cache=True, **params):
 
 #: Names of the options' rows: the encoder's sentence weight, then the server graph.
 def _sentences(weight):
-    return ("best sentence" if weight == 1 else
+    return ("whole query" if weight == 0 else "best sentence" if weight == 1 else
             f"whole query + best sentence (weight {weight:.2f})")
 
 
