@@ -275,6 +275,16 @@ def text_lengths(split, *, cache=True, log=print) -> dict:
     return rows
 
 
+def need_thresholds(ds, *, cache=True) -> dict:
+    """The kept pipeline at other operating points of its need-aware filter: a tool of level
+    >= 3 is admitted from this probability of being needed (the default: 0.5)."""
+    pipe, rows = pretrained_pipeline(ds.registry, cache=cache), {}
+    for t in (0.1, 0.2, 0.3, 0.5, 0.7):
+        rows[f"need_threshold {t:.1f}"] = scores(
+            pipe.set_params(filter__need_threshold=t).transform(ds.queries).ranked_indices(), ds)
+    return rows
+
+
 def list_lengths(ds, *, cache=True) -> dict:
     """The pretrained pipeline's Recall@k and risky tools per list, for search_tools' k."""
     out = {}
@@ -429,6 +439,16 @@ Without the distractors (mcp-bench's own {result['small']['n_tools']} tools, tes
 
 {_table(result['small']['rows'])}
 
+## Operating points of the need-aware filter (development split)
+
+The kept pipeline with other values of `need_threshold` (set with
+`pipe.set_params(filter__need_threshold=t)`): lower values admit more tools of level >= 3,
+those the task needs (NeedRisk-Hit@5) and those it does not. The default stays 0.5, an even
+chance of being needed by the need model, which learned on benchmark tasks that need fewer
+tools than these.
+
+{_table(result['thresholds'])}
+
 ## List length (development split, the kept pipeline with k tools)
 
 | k | Recall@k | NDCG@k | tools of level >= 3 per list |
@@ -481,6 +501,7 @@ def main(argv=None) -> dict:
     result["weights"] = sentence_weights(dev)
     result["texts"] = text_options("dev")
     result["text_lengths"] = text_lengths("dev")
+    result["thresholds"] = need_thresholds(dev)
     result["lengths"] = list_lengths(dev)
     print("test:")
     test = catalogue("test")
