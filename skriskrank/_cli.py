@@ -26,9 +26,23 @@ MSG_ONE_SOURCE = "give a model file or --tools, not both (and at least one)."
 MSG_NOT_PIPELINE = ("{path} holds a {type}, not a pipeline that starts with FrozenEmbedder; "
                     "skriskrank fit writes one.")
 MSG_COUNT = "expected a whole number from 1 to {limit:,}, got {value!r}"
+MSG_PROBABILITY = "expected a probability from 0 to 1, got {value!r}"
+MSG_NOT_NEED_AWARE = ("--need-threshold sets a need-aware filter, but {path} ends with a "
+                      "{type}; fit it with --need-aware.")
 
 #: The largest count a command-line option takes (a list length or an epoch count).
 _MAX_COUNT = 100_000
+
+
+def _probability(value: str) -> float:
+    """An argparse type: a number in [0, 1]."""
+    try:
+        p = float(value)
+    except ValueError:
+        p = -1.0
+    if not 0 <= p <= 1:
+        raise argparse.ArgumentTypeError(MSG_PROBABILITY.format(value=value[:20]))
+    return p
 
 
 def _count(value: str) -> int:
@@ -155,7 +169,7 @@ def evaluate(args) -> int:
 
 
 def serve(args) -> int:
-    from . import pretrained_pipeline
+    from . import NeedAwareFilter, pretrained_pipeline
     from ._serve import serve as run
 
     if (args.model is None) == (not args.tools):
@@ -163,6 +177,11 @@ def serve(args) -> int:
     pipe = (_load_pipeline(args.model) if args.model
             else pretrained_pipeline(_registry(args.tools, args.labels, args.backend), k=args.k,
                                      backend=args.backend))
+    if args.need_threshold is not None:
+        name, last = pipe.steps[-1]
+        if not isinstance(last, NeedAwareFilter):
+            raise ValueError(MSG_NOT_NEED_AWARE.format(path=args.model, type=type(last).__name__))
+        pipe.set_params(**{f"{name}__need_threshold": args.need_threshold})
     run(pipe)
     return 0
 
@@ -242,6 +261,9 @@ def _parser():
                    "Runtime with int8 weights for the tools' texts")
     labels = dict(help='JSON object of declared risk levels: {"tool": 1..5}; the packaged '
                   "RiskAuditor grades the other tools")
+    need = dict(type=_probability, metavar="P",
+                help="show a tool of level >= 3 from this probability that the task needs it "
+                "(default 0.5, or the model file's; lower shows more of them)")
 
     p = sub.add_parser("fit", help="fit a pipeline on a catalogue and labelled queries, or on "
                        "a gateway's log")
@@ -282,6 +304,7 @@ def _parser():
     p.add_argument("--tools", **tools)
     p.add_argument("--labels", **labels)
     p.add_argument("--k", type=_count, default=5, help="default list length (default 5)")
+    p.add_argument("--need-threshold", default=None, **need)
     p.add_argument("--backend", **backend)
     p.set_defaults(handler=serve)
 
@@ -300,7 +323,7 @@ def _parser():
     from .gateway._cli import add_gateway_parser
 
     add_audit_parser(sub, backend)
-    add_gateway_parser(sub, _count, backend)
+    add_gateway_parser(sub, _count, backend, need)
     return parser
 
 

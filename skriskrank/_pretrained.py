@@ -75,8 +75,9 @@ def _load(path) -> _GoldModel:
     return gold
 
 
-def pretrained_pipeline(registry, *, k=5, need_aware=True, model=None, cache=True,
-                        backend="torch", max_seq_length=DEFAULT_MAX_SEQ_LENGTH, weights=None):
+def pretrained_pipeline(registry, *, k=5, need_aware=True, need_threshold=0.5, model=None,
+                        cache=True, backend="torch", max_seq_length=DEFAULT_MAX_SEQ_LENGTH,
+                        weights=None):
     """A fitted pipeline for any catalogue, with no training queries.
 
     Built from what carries over to catalogues nobody labelled queries for (measured on
@@ -102,6 +103,10 @@ def pretrained_pipeline(registry, *, k=5, need_aware=True, model=None, cache=Tru
         End with :class:`NeedAwareFilter`, which admits a tool of risk >= 3 when the
         pretrained relevance model gives it a probability of being needed of at least 0.5;
         ``False`` ends with the paper's :class:`RuleFilter`.
+    need_threshold : float in [0, 1], default=0.5
+        The need-aware filter's operating point, as for :class:`NeedAwareFilter`: lower
+        values admit more tools of risk >= 3, those a task needs and those it does not (the
+        trade-off on real MCP tasks: ``benchmarks/results/real_mcp.md``).
     model, cache, backend, max_seq_length
         As for :class:`FrozenEmbedder`.
     weights : str or path-like, default=None
@@ -145,6 +150,7 @@ def pretrained_pipeline(registry, *, k=5, need_aware=True, model=None, cache=Tru
     k = min(k, len(registry))
     retrieve = DenseRetriever(n_candidates=min(N_CANDIDATES, len(registry)), k=k).fit(empty)
     smooth = GraphSmoother(alpha=ALPHA, edge_types=(SERVER_EDGE,), k=k)
-    last = NeedAwareFilter(k=k) if need_aware else RuleFilter(k=k)
+    last = NeedAwareFilter(k=k, need_threshold=need_threshold) if need_aware else RuleFilter(k=k)
+    last._validate_params()  # _bind below skips fit, where the parameters are checked
     return Pipeline([("embed", embed), ("retrieve", retrieve), ("smooth", smooth._bind(empty, [])),
                      ("filter", last._bind(empty, need if need_aware else None))])

@@ -132,17 +132,24 @@ def test_declared_levels_stay_declared_when_the_auditor_grades_the_rest(tmp_path
     (["rank", "{model}", "read \udcff\udcfe file"], "not valid Unicode: character 5"),
     (["rank", "{filter}", QUERY], "holds a RuleFilter, not a pipeline"),
     (["serve", "{filter}"], "holds a RuleFilter, not a pipeline"),
+    (["serve", "{model}", "--need-threshold", "nan"], "expected a probability from 0 to 1"),
+    (["serve", "{rule}", "--need-threshold", "0.2"], "ends with a RuleFilter; fit it with "
+     "--need-aware"),
     (["fit", "--tools", "{tools}", "--queries", "{train}", "-o", "/no/such/dir/m.skops"],
      "the directory /no/such/dir does not exist"),
     (["audit", "{tools}", "--out", "/no/such/dir/a.csv"], "does not exist"),
 ])
 def test_probes_of_the_threat_model_are_one_line_and_exit_2(fitted, tmp_path, capsys, argv,
                                                             fragment):
-    from skriskrank import RuleFilter, save
+    from skriskrank import RuleFilter, pretrained_pipeline, save
+    from skriskrank.datasets import load_demo
 
     save(RuleFilter(), tmp_path / "filter.skops")
+    if "{rule}" in argv:
+        save(pretrained_pipeline(load_demo().registry, need_aware=False), tmp_path / "rule.skops")
     paths = {k: str(v) for k, v in fitted.items() if k != "argv"}
-    argv = [a.format(filter=tmp_path / "filter.skops", **paths) for a in argv]
+    argv = [a.format(filter=tmp_path / "filter.skops", rule=tmp_path / "rule.skops", **paths)
+            for a in argv]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and fragment in err[0], err

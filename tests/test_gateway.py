@@ -179,6 +179,24 @@ def test_a_risky_call_no_search_returned_is_refused_until_a_search_needs_it(worl
     assert target.read_text() == "x" and _staged(repo) == []
 
 
+def test_need_threshold_sets_which_risky_tools_a_search_can_unlock(world):
+    # At the default 0.5 this search shows write_file (the test above); at 1 no tool of level
+    # >= 3 is admitted on need, so the search does not show it and its call stays refused.
+    target = world["root"] / "new.txt"
+
+    async def scenario():
+        async with gateway(world, "--need-threshold", "1") as (session, _):
+            found = await _search(session, "write the text x into a new file new.txt")
+            res = await _call(session, "write_file", {"path": str(target), "content": "x"})
+            return found, res
+
+    found, res = anyio.run(scenario)
+    assert "write_file" not in {t["name"] for t in found}
+    assert all(t["risk_level"] < 3 for t in found if t["reason"] == "accepted")
+    assert res.is_error and "call search_tools with your task first" in res.content[0].text
+    assert not target.exists()
+
+
 def test_confirm_runs_an_accepted_call_and_not_a_declined_one(world):
     labels = world["tmp"] / "labels.json"
     labels.write_text(json.dumps({"write_file": 4}))
@@ -400,9 +418,11 @@ def test_an_unknown_option_is_one_line_and_exit_2(tmp_path, capsys):
 
     assert main(["gateway", str(tmp_path / "mcp.json"), "--no-such-option"]) == 2
     assert main(["gateway", str(tmp_path / "mcp.json"), "--http", "0.0.0.0:8000"]) == 2
+    assert main(["gateway", str(tmp_path / "mcp.json"), "--need-threshold", "1.5"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 2 and "unrecognized arguments: --no-such-option" in err[0]
+    assert len(err) == 3 and "unrecognized arguments: --no-such-option" in err[0]
     assert "loopback" in err[1]
+    assert "argument --need-threshold: expected a probability from 0 to 1, got '1.5'" in err[2]
 
 
 def test_a_review_file_round_trips_and_a_changed_tool_is_refused(world):

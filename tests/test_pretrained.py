@@ -49,6 +49,21 @@ def test_pretrained_pipeline_is_fitted_on_any_catalogue(demo):
     assert pretrained_pipeline(small, k=5, need_aware=False).predict(["x"]).shape == (1, 2)
 
 
+def test_need_threshold_is_the_operating_point(demo):
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    risky = np.asarray(demo.registry.risk) >= 3
+    exposed = []
+    for t in (1.0, 0.5, 0.0):
+        pipe = pretrained_pipeline(demo.registry, k=5, need_threshold=t)
+        assert pipe.named_steps["filter"].need_threshold == t
+        exposed.append(risky[demo.registry.index_of(pipe.predict(demo.queries).ravel())].sum())
+    # A lower threshold admits at least the tools a higher one does (and here more).
+    assert exposed == sorted(exposed) and exposed[0] < exposed[-1]
+    with pytest.raises(InvalidParameterError, match="need_threshold"):
+        pretrained_pipeline(demo.registry, need_threshold=1.5)
+
+
 def test_grading_then_the_pipeline_encodes_a_catalogue_once(demo):
     # The packaged auditor records the encoder settings the pipeline uses (batch size,
     # word pieces read), so the pipeline finds the embeddings grading made: serve --tools and

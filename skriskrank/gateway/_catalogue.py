@@ -117,7 +117,7 @@ def _accepted_flags(name, label) -> set:
     return set(flags)
 
 
-def build_catalogue(downstreams, *, labels=None, auditor=None, k=5,
+def build_catalogue(downstreams, *, labels=None, auditor=None, k=5, need_threshold=0.5,
                     backend="torch") -> Catalogue:
     """The catalogue of the listed tools of ``downstreams``, graded and indexed.
 
@@ -135,6 +135,8 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5,
         Grades the tools without a level; ``None`` is :meth:`~skriskrank.RiskAuditor.pretrained`.
     k : int, default=5
         The list length of the pipeline.
+    need_threshold : float, default=0.5
+        The operating point of its need-aware filter, as for :func:`pretrained_pipeline`.
     backend : {"torch", "onnx", "onnx-int8"}, default="torch"
         What runs the encoder.
 
@@ -177,5 +179,6 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5,
         {*(found.keys() - accepted.get(n, set())), *(("changed",) if entries[n].changed else ())}
         for n, found in zip(registry.names, findings, strict=True)])
     registry = (auditor or RiskAuditor.pretrained()).grade(registry, scan=False)
-    pipeline = pretrained_pipeline(registry, k=min(k, len(registry)), backend=backend)
+    pipeline = pretrained_pipeline(registry, k=min(k, len(registry)),
+                                   need_threshold=need_threshold, backend=backend)
     return Catalogue(entries=entries, registry=registry, pipeline=pipeline)

@@ -39,7 +39,7 @@ def _level(value: str) -> int:
     return int(value)
 
 
-def add_gateway_parser(subparsers, count, backend) -> None:
+def add_gateway_parser(subparsers, count, backend, need) -> None:
     """Add the ``gateway`` command to the ``skriskrank`` parser's subparsers."""
     p = subparsers.add_parser(
         "gateway", help="a risk-aware MCP gateway in front of your MCP servers",
@@ -58,6 +58,7 @@ def add_gateway_parser(subparsers, count, backend) -> None:
                    help="start each server, print its state and tool count, and exit (1 if "
                    "any failed)")
     p.add_argument("--k", type=count, default=8, help="search_tools' default k (default 8)")
+    p.add_argument("--need-threshold", default=0.5, **need)
     p.add_argument("--confirm-level", type=_level, default=3, metavar="LEVEL",
                    help="tools of this level or above run only if a search returned them "
                    "(default 3)")
@@ -108,6 +109,7 @@ def run_gateway(args) -> int:
     policy = Policy(confirm_level=args.confirm_level, confirm=args.confirm,
                     read_only=args.read_only, allow=tuple(args.allow), deny=tuple(args.deny))
     gateway = Gateway(servers, policy=policy, labels=labels, k=args.k,
+                      need_threshold=args.need_threshold,
                       call_timeout=args.call_timeout, start_timeout=args.start_timeout,
                       log=EventLog(args.log, log_arguments=args.log_arguments),
                       expose=args.expose, backend=args.backend)

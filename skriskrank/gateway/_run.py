@@ -110,7 +110,7 @@ async def review(gateway, path) -> dict:
         auditor = RiskAuditor.pretrained(backend=gateway.backend)
         catalogue = await anyio.to_thread.run_sync(lambda: build_catalogue(
             gateway.downstreams, labels=gateway.labels, auditor=auditor, k=gateway.k,
-            backend=gateway.backend))
+            need_threshold=gateway.need_threshold, backend=gateway.backend))
         tg.cancel_scope.cancel()
     rows = {}
     if catalogue.registry is not None:

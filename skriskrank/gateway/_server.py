@@ -92,6 +92,9 @@ class Gateway:
         The default list length of ``search_tools``: real MCP tasks need several tools (a
         median of 9 in ``benchmarks/results/real_mcp.md``), and recall grows fastest up to
         8.
+    need_threshold : float, default=0.5
+        From which probability of being needed a search shows a tool of risk >= 3, as for
+        :func:`~skriskrank.pretrained_pipeline` (lower: more of them).
     call_timeout : float, default=60.0
         Seconds a forwarded call may take before it is cancelled.
     start_timeout : float, default=60.0
@@ -104,13 +107,15 @@ class Gateway:
         What runs the encoder that grades and searches.
     """
 
-    def __init__(self, servers, *, policy=None, labels=None, k=8, call_timeout=60.0,
-                 start_timeout=60.0, log=None, expose=False, backend="torch"):
+    def __init__(self, servers, *, policy=None, labels=None, k=8, need_threshold=0.5,
+                 call_timeout=60.0, start_timeout=60.0, log=None, expose=False,
+                 backend="torch"):
         spawn_lock = anyio.Lock()
         self.downstreams = [Downstream(s, call_timeout=call_timeout, start_timeout=start_timeout,
                                        on_change=self._changed, spawn_lock=spawn_lock)
                             for s in servers]
         self.policy, self.labels, self.k = policy or Policy(), labels, k
+        self.need_threshold = need_threshold
         self.log, self.expose, self.backend = log or EventLog(None), expose, backend
         self.catalogue = Catalogue(entries={})
         self.ready = anyio.Event()
@@ -151,7 +156,8 @@ class Gateway:
             if self._auditor is None:
                 self._auditor = RiskAuditor.pretrained(backend=self.backend)
             return build_catalogue(self.downstreams, labels=self.labels, auditor=self._auditor,
-                                   k=self.k, backend=self.backend)
+                                   k=self.k, need_threshold=self.need_threshold,
+                                   backend=self.backend)
 
         t0 = time.perf_counter()
         catalogue = await anyio.to_thread.run_sync(build)
