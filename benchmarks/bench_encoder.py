@@ -17,7 +17,7 @@ the shared machine's load:
   packaged model is trained).
 
 Run ``python -m benchmarks.bench_encoder --data ../shared/data`` (``--quick``: smaller;
-``--speed``: the speed rows only, the quality rows kept from the last run).
+``--speed`` or ``--quality``: those rows only, the others kept from the last run).
 """
 
 from __future__ import annotations
@@ -168,19 +168,21 @@ def auditor_qwk(data, folds):
     return out
 
 
-def run(data, *, n_queries, sizes, folds):
-    result = {"latency_ms": latency(n_queries)}
-    result.update({name: setting(data, sizes[0], name) for name in SETTINGS})
-    result["throughput"] = {n: throughput(data, n) for n in sizes}
-    result["dense_ndcg5"] = dense_ndcg(data)
-    result["pipeline_ultratool"] = pipeline_ultratool(data, folds)
-    result["auditor_qwk"] = auditor_qwk(data, folds)
+def speed(data, *, n_queries, sizes):
+    """The speed rows: latency, the batch-size and text-length tables, throughput."""
+    return {"latency_ms": latency(n_queries),
+            **{name: setting(data, sizes[0], name) for name in SETTINGS},
+            "throughput": {n: throughput(data, n) for n in sizes}}
+
+
+def quality(data, *, folds):
+    """The quality rows, with the encoder settings they were measured at."""
     from skriskrank._encoder import DEFAULT_BATCH_SIZE, DEFAULT_MAX_SEQ_LENGTH
 
-    # Kept with the quality rows, which --speed does not re-measure.
-    result["quality_settings"] = {"batch_size": DEFAULT_BATCH_SIZE,
-                                  "max_seq_length": DEFAULT_MAX_SEQ_LENGTH}
-    return result
+    return {"dense_ndcg5": dense_ndcg(data), "pipeline_ultratool": pipeline_ultratool(data, folds),
+            "auditor_qwk": auditor_qwk(data, folds),
+            "quality_settings": {"batch_size": DEFAULT_BATCH_SIZE,
+                                 "max_seq_length": DEFAULT_MAX_SEQ_LENGTH}}
 
 
 def render(result) -> str:
@@ -236,19 +238,20 @@ def main(argv=None):
     parser.add_argument("--data", default="../shared/data")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out", type=Path, default=RESULTS)
-    parser.add_argument("--speed", action="store_true",
-                        help="re-measure only the speed rows, keeping the quality rows of the "
-                             "last run's bench_encoder.json (for a quieter machine)")
+    only = parser.add_mutually_exclusive_group()
+    only.add_argument("--speed", action="store_true",
+                      help="re-measure only the speed rows, keeping the quality rows of the "
+                           "last run's bench_encoder.json (for a quieter machine)")
+    only.add_argument("--quality", action="store_true",
+                      help="re-measure only the quality rows, keeping the speed rows")
     args = parser.parse_args(argv)
     n_queries, sizes = (50, (200,)) if args.quick else (300, (1_000, 10_000))
-    if args.speed:
-        result = json.loads((args.out / "bench_encoder.json").read_text())
-        result.pop("batch_sizes", None)  # the name of the batch-size table before
-        result.update({name: setting(args.data, sizes[0], name) for name in SETTINGS},
-                      latency_ms=latency(n_queries),
-                      throughput={n: throughput(args.data, n) for n in sizes})
-    else:
-        result = run(args.data, n_queries=n_queries, sizes=sizes, folds=2 if args.quick else 5)
+    result = (json.loads((args.out / "bench_encoder.json").read_text())
+              if args.speed or args.quality else {})
+    if not args.quality:
+        result.update(speed(args.data, n_queries=n_queries, sizes=sizes))
+    if not args.speed:
+        result.update(quality(args.data, folds=2 if args.quick else 5))
     result["environment"] = environment()
     write_json(args.out, "bench_encoder", result)
     write_md(args.out, "bench_encoder", render(result))
