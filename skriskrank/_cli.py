@@ -194,6 +194,7 @@ def demo(args) -> int:
     from . import NeedAwareFilter
     from ._audit_cli import audit_summary
     from ._pipeline import build_pipeline
+    from ._rubric import UNKNOWN_RISK
     from .datasets import load_demo, load_queries_jsonl, load_registry_csv
     from .metrics import ranking_report
 
@@ -229,7 +230,7 @@ def demo(args) -> int:
     rows["+ graph + need-aware filter"] = need.predict(queries)
 
     def fmt(names):
-        return ", ".join(f"{n} [r{'?' if r > 5 else r}]"
+        return ", ".join(f"{n} [r{'?' if r == UNKNOWN_RISK else r}]"
                          for n, r in zip(names, reg.risk_of(list(names)), strict=True))
 
     # Show the queries where the rankings differ most: those whose dense top-k is riskiest.

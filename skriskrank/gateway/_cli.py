@@ -88,6 +88,7 @@ def run_gateway(args) -> int:
     import anyio
 
     from .._persist import _check_output
+    from .._rubric import RISKY_LEVEL, UNKNOWN_RISK
     from .._tools import read_levels
     from . import EventLog, Gateway, Policy, check, load_config, review, run
     from ._catalogue import _accepted_flags
@@ -122,7 +123,7 @@ def run_gateway(args) -> int:
         return 1 if any(s["state"] != "ready" for s in status) else 0
     if args.audit:
         rows = anyio.run(review, gateway, args.audit)
-        risky = sum(1 for r in rows.values() if (r["risk_level"] or 99) >= 3)
+        risky = sum(1 for r in rows.values() if (r["risk_level"] or UNKNOWN_RISK) >= RISKY_LEVEL)
         review_count = sum(1 for r in rows.values() if r["needs_review"])
         print(f"wrote {args.audit}: {len(rows)} tools, {risky} at level >= 3, "
               f"{review_count} to review")
