@@ -52,6 +52,7 @@ def format_audit(frame, *, limit: int | None = 50) -> str:
 def run_audit(args) -> int:
     """Run ``skriskrank audit`` (bad input: ``main`` prints one line, exit status 2)."""
     from . import RiskAuditor, load_tools
+    from ._rubric import RISKY_LEVEL
     from ._tools import read_levels
 
     labels = read_levels(args.labels) if args.labels else None
@@ -68,7 +69,7 @@ def run_audit(args) -> int:
     auditor = RiskAuditor.pretrained(**params, backend=args.backend)
     frame = auditor.audit(registry)
     print(f"skriskrank audit: {len(frame)} tools from {len(args.tools)} file(s); "
-          f"{int((frame['predicted'] >= 3).sum())} at level >= 3; "
+          f"{int((frame['predicted'] >= RISKY_LEVEL).sum())} at level >= 3; "
           f"{int(frame['needs_review'].sum())} to review")
     print(f"level: the lowest level L with P(level <= L) >= {auditor.coverage} (errs towards "
           "risk); median: the median level (coverage 0.5); P(>=3): the chance of level 3..5")
@@ -86,14 +87,15 @@ def run_audit(args) -> int:
 def audit_summary(registry) -> str:
     """One line: how the packaged auditor's levels compare with a registry's declared ones."""
     from . import RiskAuditor
+    from ._rubric import RISKY_LEVEL
     from .metrics import agreement
 
     auditor = RiskAuditor.pretrained(show_progress_bar=False)
     frame = auditor.audit(registry)
     known = frame["declared"].notna().to_numpy()
-    line = (f"audit (RiskAuditor.pretrained(), coverage {auditor.coverage}): "
-            f"{int((frame['predicted'] >= 3).sum())} of {len(frame)} tools at level >= 3, "
-            f"{int(frame['needs_review'].sum())} to review")
+    risky = int((frame["predicted"] >= RISKY_LEVEL).sum())
+    line = (f"audit (RiskAuditor.pretrained(), coverage {auditor.coverage}): {risky} of "
+            f"{len(frame)} tools at level >= 3, {int(frame['needs_review'].sum())} to review")
     if known.sum() >= 2:
         stats = agreement(frame.loc[known, "declared"].astype(int), frame.loc[known, "median"])
         line += (f"; median level vs declared: exact {stats['exact']:.2f}, within one "

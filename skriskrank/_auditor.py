@@ -667,7 +667,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
                     and "hint_mismatch" not in findings[i]):
                 why.append("marked read-only but its text writes, deletes or is risky")
             if tool_hints.get("destructiveHint") is False and not tool_hints.get("readOnlyHint") \
-                    and text_level[i] >= 4:
+                    and text_level[i] >= SEVERE_LEVEL:
                 why.append(f"marked non-destructive but its text reads as level {text_level[i]}")
             reasons.append("; ".join(why))
         return pd.DataFrame({

@@ -194,7 +194,7 @@ def demo(args) -> int:
     from . import NeedAwareFilter
     from ._audit_cli import audit_summary
     from ._pipeline import build_pipeline
-    from ._rubric import UNKNOWN_RISK
+    from ._rubric import RISKY_LEVEL, UNKNOWN_RISK
     from .datasets import load_demo, load_queries_jsonl, load_registry_csv
     from .metrics import ranking_report
 
@@ -235,7 +235,7 @@ def demo(args) -> int:
 
     # Show the queries where the rankings differ most: those whose dense top-k is riskiest.
     dense_risk = (reg.risk_of(rows["dense retrieval"].ravel()).reshape(
-        rows["dense retrieval"].shape) >= 3).sum(axis=1)
+        rows["dense retrieval"].shape) >= RISKY_LEVEL).sum(axis=1)
     for i in np.argsort(-dense_risk, kind="stable")[: args.show]:
         print(f"\nQuery: {queries[i]}")
         print(f"  gold: {fmt(sorted(test_ds.relevant[i]))}")
