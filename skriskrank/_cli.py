@@ -262,9 +262,9 @@ def _parser():
                    "Runtime with int8 weights for the tools' texts")
     labels = dict(help='JSON object of declared risk levels: {"tool": 1..5}; the packaged '
                   "RiskAuditor grades the other tools")
-    need = dict(type=_probability, metavar="P",
-                help="show a tool of level >= 3 from this probability that the task needs it "
-                "(default 0.5, or the model file's; lower shows more of them)")
+    need_help = ("show a tool of level >= 3 from this probability that the task needs it "
+                 "(default 0.5{}; lower shows more of them)")
+    need = dict(type=_probability, metavar="P", help=need_help.format(""))
 
     p = sub.add_parser("fit", help="fit a pipeline on a catalogue and labelled queries, or on "
                        "a gateway's log")
@@ -305,7 +305,8 @@ def _parser():
     p.add_argument("--tools", **tools)
     p.add_argument("--labels", **labels)
     p.add_argument("--k", type=_count, default=5, help="default list length (default 5)")
-    p.add_argument("--need-threshold", default=None, **need)
+    p.add_argument("--need-threshold", **{**need, "help": need_help.format(
+        ", or the model file's")})
     p.add_argument("--backend", **backend)
     p.set_defaults(handler=serve)
 
