@@ -118,7 +118,8 @@ def fit(args) -> int:
                           edge_types=(*EDGE_TYPES, SERVER_EDGE) if log else EDGE_TYPES)
     t0 = time.perf_counter()
     pipe.fit(data.queries, data.relevant)
-    save(pipe, args.output)
+    # Bars while fitting; the saved model shows one only for large encodes (rank, serve).
+    save(pipe.set_params(embed__show_progress_bar=None), args.output)
     summary = {"model": str(args.output), "tools": len(registry), "queries": len(data),
                "predicted_levels": int(registry.risk_predicted.sum()),
                "seconds": round(time.perf_counter() - t0, 1)}

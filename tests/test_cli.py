@@ -51,6 +51,7 @@ def test_fit_writes_a_model_and_a_json_summary(files, tmp_path, capsys):
 
 def test_rank_shows_predict_and_its_reasons(fitted, capsys):
     pipe = load(fitted["model"])
+    assert pipe[0].show_progress_bar is None  # fit's bars are not saved: rank shows none
     assert main(["rank", str(fitted["model"]), QUERY, "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
     assert [t["name"] for t in got["tools"]] == pipe.predict([QUERY])[0].tolist()
