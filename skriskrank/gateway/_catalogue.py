@@ -136,7 +136,8 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5, need_thresho
     k : int, default=5
         The list length of the pipeline.
     need_threshold : float, default=0.5
-        The operating point of its need-aware filter, as for :func:`pretrained_pipeline`.
+        The operating point of its need-aware filter, as for
+        :func:`~skriskrank.pretrained_pipeline`.
     backend : {"torch", "onnx", "onnx-int8"}, default="torch"
         What runs the encoder.
 
