@@ -88,7 +88,7 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         A name loads only from the local Hugging Face cache (``local_files_only``); the
         paper used ``"mangopy/ToolRet-trained-bge-large-en-v1.5"``.
     batch_size : int, default=16
-        Texts per encoder forward pass (16 encodes tool texts faster than 64, measured).
+        Texts per encoder forward pass.
     cache : bool, int or str, default=True
         ``True`` caches embeddings in memory, per process and encoder setting (model,
         device, ``batch_size``, ``backend``, ``max_seq_length``: the output depends on
@@ -107,9 +107,7 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         weights and the queries with the fp32 ONNX graph. Each has its own cache.
     max_seq_length : int or None, default=128
         Word pieces of a text the encoder reads (or as many as the model has positions
-        for, if fewer); the rest is cut. 128 is what
-        all-MiniLM-L6-v2 was trained on; half of real MCP tools' texts are longer, and
-        dense retrieval ranked them better cut there than at 256 or 512, and faster.
+        for, if fewer); the rest is cut. 128 is what all-MiniLM-L6-v2 was trained on.
         ``None`` reads as far as the model's own setting (256 for all-MiniLM-L6-v2). Each
         value has its own cache.
     show_progress_bar : bool or None, default=None

@@ -37,8 +37,7 @@ DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 #: the catalogue's texts (queries then run in fp32 ONNX: :func:`query_backend`).
 BACKENDS = ("torch", "onnx", "onnx-int8")
 
-#: Texts per forward pass: 16 encoded real tool texts faster than 64 on every backend (the
-#: batch-size table of ``benchmarks/results/bench_encoder.md``).
+#: Texts per forward pass (the batch-size table of ``benchmarks/results/bench_encoder.md``).
 DEFAULT_BATCH_SIZE = 16
 
 #: Word pieces of a text the encoder reads. all-MiniLM-L6-v2 was trained on 128 (its
@@ -100,11 +99,9 @@ def check_device(device: str) -> str:
 def query_backend(backend: str) -> str:
     """The backend that encodes queries for ``backend``: fp32 ONNX for ``"onnx-int8"``.
 
-    A catalogue is encoded in bulk, where int8 weights pay (about 2x the throughput of
-    PyTorch); a query is encoded alone, where fp32 ONNX is as fast. Quantizing one side of the
-    cosine only kept the rankings closer to fp32 (dense NDCG@5 on UltraTool, batches of 64:
-    -0.001 against -0.007 with int8 queries; -0.008 in batches of 16, as int8's activations
-    are scaled per batch: ``benchmarks/results/bench_encoder.md``).
+    A catalogue is encoded in bulk, where int8 weights pay; a query is encoded alone, where
+    fp32 ONNX is as fast, and quantizing one side of the cosine only keeps the rankings closer
+    to fp32 (``benchmarks/results/bench_encoder.md``).
     """
     return "onnx" if backend == "onnx-int8" else backend
 
