@@ -6,8 +6,8 @@ graph is exported the first time it is needed, from the weights already on disk 
 downloaded), with mean pooling and L2 normalisation inside it, and kept in a cache directory
 (``$SKRISKRANK_CACHE`` or ``~/.cache/skriskrank``) under a name that identifies the weights
 and the exporter. Texts are tokenised with the model's own fast tokenizer, truncated to the
-``max_seq_length`` asked for (else the model's own), and batched by length, as
-sentence-transformers does.
+``max_seq_length`` asked for (else the model's own), and batched by their number of word
+pieces, longest first.
 
 ``backend="onnx-int8"`` runs a copy of that graph whose matrix weights are quantized to int8
 per output channel (ONNX Runtime's dynamic quantization: activations are quantized on the fly,
@@ -181,7 +181,8 @@ class OnnxEncoder:
                                             providers=["CPUExecutionProvider"])
         self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self.tokenizer.enable_truncation(min(max_seq_length or own, positions))
-        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        # Each batch is padded here, to its longest text (the model's file may pad to a width).
+        self.tokenizer.no_padding()
         self.path = path
 
     def encode(self, texts, *, batch_size=DEFAULT_BATCH_SIZE, show_progress_bar=False):
@@ -190,16 +191,20 @@ class OnnxEncoder:
 
         texts = list(texts)
         out = np.empty((len(texts), self.dim), np.float32)
-        # Longest first, as sentence-transformers does: a batch pads to its longest text, so
-        # batching texts of like length wastes the least work.
-        order = np.argsort([-len(t) for t in texts], kind="stable")
+        pieces = [e.ids for e in self.tokenizer.encode_batch(texts)]
+        lengths = np.array([len(p) for p in pieces], dtype=np.int64)
+        # Longest first by word pieces: a batch pads to its longest text, so batching texts of
+        # like length wastes the least work (sentence-transformers sorts by characters, which
+        # groups texts of unlike lengths in word pieces).
+        order = np.argsort(-lengths, kind="stable")
         starts = range(0, len(texts), batch_size)
         for s in tqdm(starts, desc="Batches", disable=not show_progress_bar):
             rows = order[s:s + batch_size]
-            enc = self.tokenizer.encode_batch([texts[i] for i in rows])
-            ids = np.array([e.ids for e in enc], dtype=np.int64)
-            feed = {"input_ids": ids,
-                    "attention_mask": np.array([e.attention_mask for e in enc], np.int64),
-                    "token_type_ids": np.zeros_like(ids)}
-            out[rows] = self.session.run(None, feed)[0]
+            # Padding is masked out of attention and pooling, so its id does not matter.
+            ids = np.zeros((len(rows), lengths[rows[0]]), np.int64)
+            for row, i in enumerate(rows):
+                ids[row, :lengths[i]] = pieces[i]
+            mask = (np.arange(ids.shape[1]) < lengths[rows, None]).astype(np.int64)
+            out[rows] = self.session.run(None, {"input_ids": ids, "attention_mask": mask,
+                                                "token_type_ids": np.zeros_like(ids)})[0]
         return out

@@ -18,6 +18,7 @@ import tracemalloc
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -768,6 +769,36 @@ def test_the_onnx_backend_agrees_with_pytorch_and_exports_once(tmp_path, monkeyp
 
     with pytest.raises(ValueError, match="backend='onnx' runs on the CPU"):
         load_model("x", "cuda:0", "x", backend="onnx")
+
+
+@pytest.mark.slow
+def test_onnx_batches_texts_by_word_pieces_with_the_least_padding(tmp_path, monkeypatch):
+    from skriskrank._encoder import load_model, resolve_model
+    from skriskrank.datasets import load_demo
+
+    monkeypatch.setenv("SKRISKRANK_CACHE", str(tmp_path))
+    model = load_model(resolve_model(None)[1], "cpu", "default", backend="onnx")
+    # Characters and word pieces disagree on these: digits are one piece each, a long common
+    # word is one piece; sorting by characters would batch them with texts of other lengths.
+    texts = ["1 2 3 4 5 6 7 8 9 10 11 12", "internationalization", "a b c d e f g h",
+             "understanding", *load_demo().registry.texts[:40], ""]
+    shapes, masked, run = [], [], model.session.run
+
+    def spy(outputs, feed):
+        shapes.append(feed["input_ids"].shape)
+        masked.extend(sorted(feed["attention_mask"].sum(axis=1), reverse=True))
+        return run(outputs, feed)
+
+    monkeypatch.setattr(model, "session", SimpleNamespace(run=spy))
+    emb = model.encode(texts, batch_size=4)
+    pieces = sorted((len(e.ids) for e in model.tokenizer.encode_batch(texts)), reverse=True)
+    # Longest first, four at a time, each batch as wide as its longest text: the least padding.
+    assert shapes == [(len(pieces[i:i + 4]), pieces[i]) for i in range(0, len(texts), 4)]
+    assert masked == pieces  # the mask is each text's own word pieces
+    # Batching and padding leave each vector as the text encoded alone.
+    monkeypatch.setattr(model, "session", SimpleNamespace(run=run))
+    alone = np.vstack([model.encode([t]) for t in texts])
+    np.testing.assert_allclose(emb, alone, atol=1e-5)
 
 
 @pytest.mark.slow
