@@ -35,6 +35,9 @@ from ._encoder import DEFAULT_BATCH_SIZE
 
 __all__ = ["OnnxEncoder"]
 
+#: Texts tokenised at a time before they are batched by length.
+_TOKENIZE_CHUNK = 1024
+
 MSG_NO_ORT = "backend='onnx' needs onnxruntime and onnx: pip install 'skriskrank[onnx]' ({error})."
 MSG_UNSUPPORTED = (
     "backend='onnx' runs sentence-transformers models made of a transformer, mean pooling and "
@@ -191,7 +194,10 @@ class OnnxEncoder:
 
         texts = list(texts)
         out = np.empty((len(texts), self.dim), np.float32)
-        pieces = [e.ids for e in self.tokenizer.encode_batch(texts)]
+        # Tokenised a chunk at a time, keeping only the ids: the tokenizer's encodings also hold
+        # every token's text and offsets, which for a whole catalogue would outweigh the model.
+        pieces = [np.array(e.ids, np.int32) for start in range(0, len(texts), _TOKENIZE_CHUNK)
+                  for e in self.tokenizer.encode_batch(texts[start:start + _TOKENIZE_CHUNK])]
         lengths = np.array([len(p) for p in pieces], dtype=np.int64)
         # Longest first by word pieces: a batch pads to its longest text, so batching texts of
         # like length wastes the least work (sentence-transformers sorts by characters, which

@@ -789,8 +789,22 @@ def test_onnx_batches_texts_by_word_pieces_with_the_least_padding(tmp_path, monk
         masked.extend(sorted(feed["attention_mask"].sum(axis=1), reverse=True))
         return run(outputs, feed)
 
+    import skriskrank._onnx as onnx_module
+
+    # Tokenised a few texts at a time (the tokenizer's encodings of a whole catalogue at once
+    # would hold every token's text), ids kept.
+    chunks, tokenizer = [], model.tokenizer
+
+    def encode_batch(batch):
+        chunks.append(len(batch))
+        return tokenizer.encode_batch(batch)
+
+    monkeypatch.setattr(onnx_module, "_TOKENIZE_CHUNK", 7)
+    monkeypatch.setattr(model, "tokenizer", SimpleNamespace(encode_batch=encode_batch))
     monkeypatch.setattr(model, "session", SimpleNamespace(run=spy))
     emb = model.encode(texts, batch_size=4)
+    assert max(chunks) == 7 and sum(chunks) == len(texts)
+    monkeypatch.setattr(model, "tokenizer", tokenizer)
     pieces = sorted((len(e.ids) for e in model.tokenizer.encode_batch(texts)), reverse=True)
     # Longest first, four at a time, each batch as wide as its longest text: the least padding.
     assert shapes == [(len(pieces[i:i + 4]), pieces[i]) for i in range(0, len(texts), 4)]
