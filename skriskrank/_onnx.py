@@ -206,7 +206,8 @@ class OnnxEncoder:
         starts = range(0, len(texts), batch_size)
         for s in tqdm(starts, desc="Batches", disable=not show_progress_bar):
             rows = order[s:s + batch_size]
-            # Padding is masked out of attention and pooling, so its id does not matter.
+            # Padded with id 0 ([PAD]), as the tokenizer padded: masked out of attention and
+            # pooling (int8's activation scale still sees it, as it did).
             ids = np.zeros((len(rows), lengths[rows[0]]), np.int64)
             for row, i in enumerate(rows):
                 ids[row, :lengths[i]] = pieces[i]
