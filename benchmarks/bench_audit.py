@@ -4,9 +4,9 @@
 builds the lexical and rubric-axes features and grades them. Encoding is the part nothing but
 a faster encoder can cut; this measures the whole audit against encoding the same texts alone
 with the same encoder, side by side in one run (no cache on either side, best of
-``--repeats`` interleaved runs), on 10,000 real tool texts: every harvested MCP tool
-(``benchmarks/data/mcp_harvest``, parameters included) and then UltraTool's and Seal-Tools'
-tools, each as an MCP tool.
+``--repeats`` interleaved runs), on up to ``--n`` (10,000) real tool texts: every harvested
+MCP tool (``benchmarks/data/mcp_harvest``, parameters included) and then UltraTool's and
+Seal-Tools' tools, each as an MCP tool; there are 9,469 in all.
 
 Run ``python -m benchmarks.bench_audit --data ../shared/data`` (``--n 2000``: smaller).
 """
