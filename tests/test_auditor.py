@@ -382,6 +382,11 @@ class TestPersistence:
         # A loaded auditor is already fitted, so its overrides are validated on load.
         with pytest.raises(InvalidParameterError, match="coverage"):
             RiskAuditor.pretrained(coverage=1.5)
+        # What ran the trainer's encoder is not the caller's: the file says "torch".
+        with resources.as_file(ref) as path, np.load(path, allow_pickle=False) as z:
+            assert json.loads(str(z["config"]))["params"]["backend"] == "torch"
+        assert RiskAuditor.pretrained().backend == RiskAuditor().backend == "onnx"
+        assert RiskAuditor.pretrained(backend="torch").backend == "torch"
 
 
 class TestCLI:
@@ -450,9 +455,11 @@ class TestCLI:
 
 @pytest.mark.slow
 def test_the_onnx_backends_grade_as_torch_does(tmp_path, monkeypatch):
+    from skriskrank import _encoder
     from skriskrank.datasets import load_demo
 
     monkeypatch.setenv("SKRISKRANK_CACHE", str(tmp_path))
+    monkeypatch.setattr(_encoder, "_MODELS", {})  # none loaded yet: each exports here
     registry = load_demo().registry
     auditors = {b: RiskAuditor.pretrained(show_progress_bar=False, backend=b)
                 for b in ("torch", "onnx", "onnx-int8")}

@@ -120,7 +120,7 @@ def test_declared_levels_stay_declared_when_the_auditor_grades_the_rest(tmp_path
         {"name": "delete_file", "description": "Delete a file from disk"}]}), encoding="utf-8")
     labels = tmp_path / "labels.json"
     labels.write_text(json.dumps({"read_file": 1}), encoding="utf-8")
-    registry = _registry([tools], labels)
+    registry = _registry([tools], labels, "onnx")
     assert registry.risk_source.tolist() == ["declared", "predicted"]
     assert registry.risk[0] == 1 and registry.risk[1] >= 3
 

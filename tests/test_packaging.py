@@ -47,6 +47,14 @@ def test_the_package_and_the_command_line_load_nothing_heavy(code):
     assert out.strip() == "[]"
 
 
+def test_the_command_line_names_the_encoder_backends_and_default_as_the_library_does():
+    # The CLI writes them out so that --help imports no numpy.
+    from skriskrank._cli import _BACKENDS, _DEFAULT_BACKEND
+    from skriskrank._encoder import BACKENDS, DEFAULT_BACKEND
+
+    assert (_BACKENDS, _DEFAULT_BACKEND) == (BACKENDS, DEFAULT_BACKEND)
+
+
 def test_every_public_name_loads_on_first_use():
     import skriskrank
 

@@ -19,6 +19,7 @@ import hashlib
 import json
 import logging
 
+from .._encoder import DEFAULT_BACKEND
 from .._inputs import MCP_TOOL_NAME
 
 __all__ = ["SEPARATOR", "Catalogue", "build_catalogue", "tool_hash"]
@@ -118,7 +119,7 @@ def _accepted_flags(name, label) -> set:
 
 
 def build_catalogue(downstreams, *, labels=None, auditor=None, k=5, need_threshold=0.5,
-                    backend="torch") -> Catalogue:
+                    backend=DEFAULT_BACKEND) -> Catalogue:
     """The catalogue of the listed tools of ``downstreams``, graded and indexed.
 
     Parameters
@@ -138,7 +139,7 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5, need_thresho
     need_threshold : float, default=0.5
         The operating point of its need-aware filter, as for
         :func:`~skriskrank.pretrained_pipeline`.
-    backend : {"torch", "onnx", "onnx-int8"}, default="torch"
+    backend : {"torch", "onnx", "onnx-int8"}, default="onnx"
         What runs the encoder.
 
     Returns

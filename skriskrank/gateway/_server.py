@@ -21,6 +21,7 @@ import time
 
 import anyio
 
+from .._encoder import DEFAULT_BACKEND
 from .._inputs import MAX_QUERY_LENGTH, check_query
 from ._catalogue import Catalogue, build_catalogue
 from ._downstream import Downstream, DownstreamError
@@ -103,13 +104,13 @@ class Gateway:
         Where searches and calls are recorded.
     expose : bool, default=False
         List the last search's tools in the gateway's own ``tools/list``.
-    backend : {"torch", "onnx", "onnx-int8"}, default="torch"
+    backend : {"torch", "onnx", "onnx-int8"}, default="onnx"
         What runs the encoder that grades and searches.
     """
 
     def __init__(self, servers, *, policy=None, labels=None, k=8, need_threshold=0.5,
                  call_timeout=60.0, start_timeout=60.0, log=None, expose=False,
-                 backend="torch"):
+                 backend=DEFAULT_BACKEND):
         spawn_lock = anyio.Lock()
         self.downstreams = [Downstream(s, call_timeout=call_timeout, start_timeout=start_timeout,
                                        on_change=self._changed, spawn_lock=spawn_lock)
