@@ -87,6 +87,8 @@ class EncoderKey(NamedTuple):
 
 def check_device(device: str) -> str:
     """The canonical name of a torch device, or a ValueError if this machine has none."""
+    if device == "cpu":  # every machine has one; the ONNX backends never import torch
+        return device
     import torch
 
     try:

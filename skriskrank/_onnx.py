@@ -27,6 +27,7 @@ import logging
 import os
 import tempfile
 import warnings
+from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
@@ -166,17 +167,15 @@ class OnnxEncoder:
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise ValueError(MSG_NO_ORT.format(error=exc)) from None
-        import torch
-        import transformers
-
         model_dir = Path(model_dir)
         # The graph's output is [batch, hidden size].
         own, positions, self.dim = _check_model(model_dir)
         weights = sorted(model_dir.glob("*.safetensors")) or sorted(model_dir.glob("*.bin"))
-        # The file's name identifies the weights and the exporter that made it.
+        # The file's name identifies the weights and the exporter that made it (the versions
+        # read from the installed packages' metadata: once exported, torch is never imported).
         key = json.dumps([str(model_dir.resolve()), [(w.name, w.stat().st_size,
                                                       w.stat().st_mtime_ns) for w in weights],
-                          torch.__version__, transformers.__version__, ort.__version__])
+                          version("torch"), version("transformers"), ort.__version__])
         path = (Path(cache_dir) if cache_dir else _cache_dir()) / "onnx" / (
             hashlib.sha256(key.encode()).hexdigest()[:24] + ".onnx")
         _write_once(path, lambda tmp: _export(model_dir, tmp))

@@ -47,6 +47,26 @@ def test_the_package_and_the_command_line_load_nothing_heavy(code):
     assert out.strip() == "[]"
 
 
+def test_the_default_backend_grades_and_ranks_without_importing_torch():
+    """Once the graph is exported, the ONNX path needs neither torch nor transformers."""
+    import subprocess
+    import sys
+
+    from skriskrank._encoder import resolve_model
+    from skriskrank._onnx import OnnxEncoder
+
+    OnnxEncoder(resolve_model(None)[1])  # exported here if this machine has no graph yet
+    code = ("import sys; from skriskrank import RiskAuditor, pretrained_pipeline; "
+            "from skriskrank.datasets import load_demo; "
+            "registry = load_demo().registry; levels = RiskAuditor.pretrained().predict(registry); "
+            "top = pretrained_pipeline(registry).predict(['delete my old log files']); "
+            "print(len(levels), top.shape, sorted(m for m in ('torch', 'transformers', "
+            "'sentence_transformers', 'skorch') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=ROOT).stdout
+    assert out.strip() == "202 (1, 5) []"
+
+
 def test_the_command_line_names_the_encoder_backends_and_default_as_the_library_does():
     # The CLI writes them out so that --help imports no numpy.
     from skriskrank._cli import _BACKENDS, _DEFAULT_BACKEND
