@@ -41,6 +41,8 @@ _TOKENIZE_CHUNK = 1024
 
 MSG_NO_ORT = ("backend='onnx' needs onnxruntime and onnx, which skriskrank depends on: "
               "pip install onnxruntime onnx ({error}).")
+MSG_NO_CACHE = ("Cannot keep the exported encoder in {directory} ({error}); it is exported "
+                "again in each process. Set SKRISKRANK_CACHE to a directory that can be written.")
 MSG_UNSUPPORTED = (
     "backend='onnx' runs sentence-transformers models made of a transformer and mean pooling; "
     "{path} is not one ({why}). Use backend='torch'."
@@ -176,21 +178,31 @@ class OnnxEncoder:
         key = json.dumps([str(model_dir.resolve()), [(w.name, w.stat().st_size,
                                                       w.stat().st_mtime_ns) for w in weights],
                           version("torch"), version("transformers"), ort.__version__])
-        path = (Path(cache_dir) if cache_dir else _cache_dir()) / "onnx" / (
-            hashlib.sha256(key.encode()).hexdigest()[:24] + ".onnx")
-        _write_once(path, lambda tmp: _export(model_dir, tmp))
-        if int8:
-            fp32, path = path, path.with_suffix(".int8.onnx")
-            _write_once(path, lambda tmp: _quantize(fp32, tmp))
+        name = hashlib.sha256(key.encode()).hexdigest()[:24] + ".onnx"
         options = ort.SessionOptions()
         options.inter_op_num_threads = 1
-        self.session = ort.InferenceSession(str(path), options,
-                                            providers=["CPUExecutionProvider"])
+
+        def session(directory: Path):
+            path = directory / name
+            _write_once(path, lambda tmp: _export(model_dir, tmp))
+            if int8:
+                fp32, path = path, path.with_suffix(".int8.onnx")
+                _write_once(path, lambda tmp: _quantize(fp32, tmp))
+            return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+        directory = (Path(cache_dir) if cache_dir else _cache_dir()) / "onnx"
+        try:
+            self.session = session(directory)
+        except OSError as err:
+            # A cache that cannot be written (a read-only home) costs an export per process,
+            # not the backend: the graph is made in a temporary directory, loaded, removed.
+            warnings.warn(MSG_NO_CACHE.format(directory=directory, error=err), stacklevel=2)
+            with tempfile.TemporaryDirectory(prefix="skriskrank-onnx-") as tmp:
+                self.session = session(Path(tmp))
         self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self.tokenizer.enable_truncation(min(max_seq_length or own, positions))
         # Each batch is padded here, to its longest text (the model's file may pad to a width).
         self.tokenizer.no_padding()
-        self.path = path
 
     def encode(self, texts, *, batch_size=DEFAULT_BATCH_SIZE, show_progress_bar=False):
         """L2-normalised float32 embeddings of ``texts``, longest first within the batching."""

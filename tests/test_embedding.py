@@ -208,6 +208,26 @@ def test_the_default_onnx_backend_runs_a_local_model_as_torch_does(tiny_model):
     assert (onnx * torch).sum(axis=1).min() > 0.9999
 
 
+def test_an_onnx_cache_that_cannot_be_written_costs_a_warning_not_the_backend(
+        tiny_model, tmp_path, monkeypatch):
+    import tempfile
+
+    from skriskrank._onnx import MSG_NO_CACHE
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("SKRISKRANK_CACHE", str(blocker / "cache"))  # under a file: no mkdir
+    monkeypatch.setattr(encoder_module, "_MODELS", {})  # nothing loaded: the export runs
+    texts = make_registry().texts
+    before = set(Path(tempfile.gettempdir()).glob("skriskrank-onnx-*"))
+    with pytest.warns(UserWarning, match=re.escape(MSG_NO_CACHE.split("(")[0].format(
+            directory=blocker / "cache" / "onnx"))):
+        onnx, _ = encode(texts, model=tiny_model, cache=False)
+    torch, _ = encode(texts, model=tiny_model, cache=False, backend="torch")
+    assert (onnx * torch).sum(axis=1).min() > 0.9999
+    assert set(Path(tempfile.gettempdir()).glob("skriskrank-onnx-*")) == before  # removed
+
+
 def test_local_directory_model(tiny_model):
     reg = make_registry()
     emb = FrozenEmbedder(reg, model=tiny_model).fit(QUERIES)

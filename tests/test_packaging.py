@@ -58,7 +58,8 @@ def test_the_default_backend_grades_and_ranks_without_importing_torch():
     OnnxEncoder(resolve_model(None)[1])  # exported here if this machine has no graph yet
     code = ("import sys; from skriskrank import RiskAuditor, pretrained_pipeline; "
             "from skriskrank.datasets import load_demo; "
-            "registry = load_demo().registry; levels = RiskAuditor.pretrained().predict(registry); "
+            "registry = load_demo().registry; "
+            "levels = RiskAuditor.pretrained().predict(registry); "
             "top = pretrained_pipeline(registry).predict(['delete my old log files']); "
             "print(len(levels), top.shape, sorted(m for m in ('torch', 'transformers', "
             "'sentence_transformers', 'skorch') if m in sys.modules))")
