@@ -12,7 +12,8 @@ Everything runs side by side in one run, through the official SDK's stdio client
   catalogue's pipeline plus the round trip of a no-op tool on a server of the same SDK.
 - **start-up** with the four servers: from launching the gateway to its first answered
   ``search_tools``, against the servers' own start (launch and initialize, all at once, the
-  slowest) and the gateway's grading and indexing (its log).
+  slowest) and the gateway's grading and indexing (its log), once per encoder backend
+  (PyTorch and the default ONNX Runtime), interleaved.
 
 Targets: a proxied call at most 3 ms above the direct one; ``search_tools`` at most 2 ms
 above ``predict`` plus the round trip. Run ``python -m benchmarks.bench_gateway --data
@@ -22,6 +23,7 @@ above ``predict`` plus the round trip. Run ``python -m benchmarks.bench_gateway 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
@@ -125,8 +127,9 @@ async def bench_search(data, servers, tmp, n_queries):
         gateway = await _session(stack, *_gateway_args(config))
         direct = await _session(stack, sys.executable, ["-m", "benchmarks._catalogue_server",
                                                         str(catalogue)])
+        k = int(pipe[-1].k)  # asked of the gateway too, whose own default differs
         for q in queries:  # each query encoded once by every path before timing
-            await gateway.call_tool("search_tools", {"query": q})
+            await gateway.call_tool("search_tools", {"query": q, "k": k})
             pipe.predict([q])
         for q in queries:
             t0 = time.perf_counter()
@@ -134,7 +137,8 @@ async def bench_search(data, servers, tmp, n_queries):
             times["predict"].append(1e3 * (time.perf_counter() - t0))
             dt, _ = await _timed(lambda: direct.call_tool("noop", {}))
             times["noop"].append(dt)
-            st, res = await _timed(lambda q=q: gateway.call_tool("search_tools", {"query": q}))
+            st, res = await _timed(lambda q=q: gateway.call_tool("search_tools",
+                                                                 {"query": q, "k": k}))
             times["search"].append(st)
             same &= [t["name"] for t in res.structured_content["tools"]] == top
     t = {name: np.asarray(v) for name, v in times.items()}
@@ -143,7 +147,7 @@ async def bench_search(data, servers, tmp, n_queries):
             "added_p50": float(np.median(t["search"] - t["predict"] - t["noop"]))}
 
 
-async def bench_startup(servers, tmp, runs):
+async def bench_startup(servers, tmp, runs, backends=("torch", "onnx")):
     root, repo = tmp / "root", tmp / "repo"
     root.mkdir(exist_ok=True)
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
@@ -157,7 +161,7 @@ async def bench_startup(servers, tmp, runs):
     import anyio
 
     rows = []
-    for _ in range(runs):
+    for run, backend in itertools.product(range(runs), backends):  # interleaved, side by side
         own = {}
 
         async def start(name, cmd, args, own=own):
@@ -170,14 +174,16 @@ async def bench_startup(servers, tmp, runs):
         with tempfile.TemporaryFile("w+") as errlog:
             t0 = time.perf_counter()
             async with AsyncExitStack() as stack:
-                gateway = await _session(stack, *_gateway_args(config), errlog=errlog)
+                gateway = await _session(stack, *_gateway_args(config, "--backend", backend),
+                                         errlog=errlog)
                 initialized = time.perf_counter() - t0
                 await gateway.call_tool("search_tools", {"query": "what time is it"})
                 first = time.perf_counter() - t0
             errlog.seek(0)
             build = re.search(r"catalogue: (\d+) tools from \d+ servers in ([\d.]+) s",
                               errlog.read())
-        rows.append({"initialize_s": initialized, "first_search_s": first,
+        rows.append({"run": run + 1, "backend": backend,
+                     "initialize_s": initialized, "first_search_s": first,
                      "servers_s": max(own.values()) / 1e3, "tools": int(build[1]),
                      "grade_and_index_s": float(build[2])})
     return rows
@@ -214,9 +220,9 @@ def main(argv=None):
               "environment": environment()}
     call_rows = [[tool, f"{c['direct_p50']:.2f}", f"{c['gateway_p50']:.2f}",
                   f"**{c['added_p50']:.2f}**"] for tool, c in calls.items()]
-    start_rows = [[i + 1, f"{r['servers_s']:.2f}", f"{r['initialize_s']:.2f}",
+    start_rows = [[r["run"], r["backend"], f"{r['servers_s']:.2f}", f"{r['initialize_s']:.2f}",
                    f"{r['grade_and_index_s']:.2f}", f"{r['first_search_s']:.2f}"]
-                  for i, r in enumerate(startup)]
+                  for r in startup]
     text = (
         "# The gateway: calls, search, start-up\n\n"
         f"## Calls ({n_calls} interleaved per tool, ms, p50)\n\n"
@@ -232,8 +238,11 @@ def main(argv=None):
         f"**{search['added_p50']:.2f} ms** (target <= {TARGET_SEARCH_MS} ms)\n"
         f"- the gateway returned predict's tools for every query: {search['same_tools']}\n\n"
         "## Start-up with the filesystem, memory, time and git servers (s)\n\n"
-        + md_table(["run", "servers' own start (slowest)", "gateway initialized",
-                    "grading and indexing", "first search answered"], start_rows)
+        "Each run starts the gateway once per encoder backend (`--backend`; the default is "
+        "onnx), one after the other; the encoder's graph already exported.\n\n"
+        + md_table(["run", "encoder backend", "servers' own start (slowest)",
+                    "gateway initialized", "grading and indexing", "first search answered"],
+                   start_rows)
         + f"\n\n`import skriskrank`: {result['import_skriskrank_s']:.2f} s (median of 5).\n")
     write_json(args.out, "bench_gateway", result)
     write_md(args.out, "bench_gateway", text)
