@@ -34,26 +34,23 @@ MSG_NOT_NEED_AWARE = ("--need-threshold sets a need-aware filter, but {path} end
 _MAX_COUNT = 100_000
 
 
-def _probability(value: str) -> float:
-    """An argparse type: a number in [0, 1]."""
-    try:
-        p = float(value)
-    except ValueError:
-        p = -1.0
-    if not 0 <= p <= 1:
-        raise argparse.ArgumentTypeError(MSG_PROBABILITY.format(value=value[:20]))
-    return p
+def number(parse, valid, message: str, **fields):
+    """An argparse type: ``parse(value)`` if ``valid`` holds for it (never for NaN)."""
+
+    def check(value: str):
+        try:
+            x = parse(value)
+        except ValueError:
+            x = None
+        if x is None or not valid(x):
+            raise argparse.ArgumentTypeError(message.format(value=value[:20], **fields))
+        return x
+
+    return check
 
 
-def _count(value: str) -> int:
-    """An argparse type: a whole number in 1.._MAX_COUNT."""
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if not 1 <= number <= _MAX_COUNT:
-        raise argparse.ArgumentTypeError(MSG_COUNT.format(limit=_MAX_COUNT, value=value[:20]))
-    return number
+_probability = number(float, lambda p: 0 <= p <= 1, MSG_PROBABILITY)
+_count = number(int, lambda n: 1 <= n <= _MAX_COUNT, MSG_COUNT, limit=_MAX_COUNT)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -326,7 +323,7 @@ def _parser():
     from .gateway._cli import add_gateway_parser
 
     add_audit_parser(sub, backend)
-    add_gateway_parser(sub, _count, backend, need)
+    add_gateway_parser(sub, backend, need)
     return parser
 
 

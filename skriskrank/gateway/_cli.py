@@ -6,6 +6,8 @@ import argparse
 import logging
 import sys
 
+from .._cli import _count, number
+
 __all__ = ["add_gateway_parser"]
 
 #: ``--http`` binds these addresses only: the gateway has no authentication of its own.
@@ -23,23 +25,11 @@ def _http(value: str):
     return host, int(port)
 
 
-def _seconds(value: str) -> float:
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = -1.0
-    if not 0 < seconds <= 3600:
-        raise argparse.ArgumentTypeError(f"expected seconds in (0, 3600], got {value[:20]!r}")
-    return seconds
+_seconds = number(float, lambda s: 0 < s <= 3600, "expected seconds in (0, 3600], got {value!r}")
+_level = number(int, lambda n: 1 <= n <= 5, "expected a risk level 1..5, got {value!r}")
 
 
-def _level(value: str) -> int:
-    if value not in {"1", "2", "3", "4", "5"}:
-        raise argparse.ArgumentTypeError(f"expected a risk level 1..5, got {value[:20]!r}")
-    return int(value)
-
-
-def add_gateway_parser(subparsers, count, backend, need) -> None:
+def add_gateway_parser(subparsers, backend, need) -> None:
     """Add the ``gateway`` command to the ``skriskrank`` parser's subparsers."""
     p = subparsers.add_parser(
         "gateway", help="a risk-aware MCP gateway in front of your MCP servers",
@@ -57,7 +47,7 @@ def add_gateway_parser(subparsers, count, backend, need) -> None:
     p.add_argument("--check", action="store_true",
                    help="start each server, print its state and tool count, and exit (1 if "
                    "any failed)")
-    p.add_argument("--k", type=count, default=8, help="search_tools' default k (default 8)")
+    p.add_argument("--k", type=_count, default=8, help="search_tools' default k (default 8)")
     p.add_argument("--need-threshold", default=0.5, **need)
     p.add_argument("--confirm-level", type=_level, default=3, metavar="LEVEL",
                    help="tools of this level or above run only if a search returned them "
