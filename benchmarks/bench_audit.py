@@ -49,7 +49,7 @@ def catalogue(data, n) -> dict:
 
 def run(data, n, repeats=2) -> dict:
     from skriskrank import RiskAuditor, load_tools
-    from skriskrank._encoder import encode
+    from skriskrank._encoder import DEFAULT_BACKEND, encode
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "tools.json"
@@ -63,7 +63,7 @@ def run(data, n, repeats=2) -> dict:
             # What `skriskrank audit` does: read and scan the file, then grade every tool.
             "audit": lambda: frames.append(auditor.audit(load_tools([path]))),
         }, repeats=repeats)
-    return {"n_tools": len(texts), "repeats": repeats, "seconds": best,
+    return {"n_tools": len(texts), "repeats": repeats, "seconds": best, "backend": DEFAULT_BACKEND,
             "ratio": best["audit"] / best["encode"],
             "median_chars": sorted(map(len, texts))[len(texts) // 2],
             "levels": frames[-1]["predicted"].value_counts().sort_index().to_dict()}
@@ -74,7 +74,8 @@ def render(result) -> str:
     return "\n".join([
         "# Auditing a catalogue against encoding its texts", "",
         (f"`python -m benchmarks.bench_audit`: {result['n_tools']} real tool texts (median "
-         f"{result['median_chars']} characters), the packaged encoder (PyTorch) and auditor, "
+         f"{result['median_chars']} characters), the packaged encoder (backend "
+         f"{result.get('backend', 'torch')!r}) and auditor, "
          f"no embedding cache, best of {result['repeats']} interleaved run(s)."), "",
         md_table(["step", "seconds", "ratio to encoding"],
                  [["encode the texts alone", f"{s['encode']:.1f}", "1.00"],
