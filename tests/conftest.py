@@ -26,6 +26,21 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA_DIR = Path(os.environ.get("SKRISKRANK_DATA", ROOT.parent / "shared" / "data"))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _own_cache(tmp_path_factory):
+    """The encoder's exported graphs go to this session's directory, unless one is set.
+
+    The user's cache then gets no graph of the tests' throwaway models (one per session, as
+    their directories are new), and the first-use export runs in every session.
+    """
+    if os.environ.get("SKRISKRANK_CACHE"):
+        yield
+        return
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SKRISKRANK_CACHE", str(tmp_path_factory.mktemp("skriskrank-cache")))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _fixed_seeds():
     random.seed(0)
