@@ -26,6 +26,7 @@ from ._encoder import BACKENDS, DEFAULT_BACKEND, DEFAULT_BATCH_SIZE, DEFAULT_MAX
 from ._encoder import resolve_model as _resolve_model
 from ._hints import _hint_permissions, describe_hints
 from ._permissions import _CAMEL
+from ._persist import read_weights
 from ._poisoning import flagged, scan_tools
 from ._registry import ToolRegistry
 from ._rubric import LEVELS, RISKY_LEVEL, SEVERE_LEVEL, UNKNOWN_RISK, is_level
@@ -493,15 +494,13 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
             parameter value, or ``model`` names an encoder other than the one the weights
             were fitted on.
         """
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                config = json.loads(str(z["config"]))
-                coef, intercept, idf = z["coef"], z["intercept"], z["idf"]
-            if config.get("format") != _FORMAT:
-                raise ValueError(f"format {config.get('format')!r}, expected {_FORMAT}")
-        except (OSError, KeyError, ValueError) as err:
-            raise ValueError(MSG_BAD_FILE.format(path=path, error=err)) from None
+        config, (coef, intercept, idf) = read_weights(
+            path, ("coef", "intercept", "idf"), version=_FORMAT, message=MSG_BAD_FILE,
+            fields=("params", "encoder", "embedding_dim"))
         saved = config["params"]
+        if not isinstance(saved, dict) or not set(saved) <= set(cls._parameter_constraints):
+            raise ValueError(MSG_BAD_FILE.format(path=path, error="parameters RiskAuditor "
+                                                 "does not take"))
         # Where the trainer cached embeddings, and what ran its encoder, are this caller's choice.
         saved.pop("cache", None)
         saved.pop("backend", None)

@@ -154,6 +154,38 @@ def _check_arrays(archive: zipfile.ZipFile) -> None:
                 raise ValueError(f"{info.filename}'s header does not match its size")
 
 
+def read_weights(path, names, *, version: int, message: str, fields=()) -> tuple[dict, list]:
+    """The JSON configuration and the arrays ``names`` of a weights ``.npz``, checked.
+
+    Read without pickle, within :data:`MODEL_FILE_LIMITS`, each array's header matching its
+    bytes, the configuration an object with ``format`` equal to ``version`` and the keys
+    ``fields``; anything else raises ValueError with ``message`` formatted with the path and
+    the error.
+    """
+    import numpy as np
+
+    limits = MODEL_FILE_LIMITS
+    try:
+        with zipfile.ZipFile(path) as archive:
+            infos = archive.infolist()
+            _check_size("the number of members", len(infos), limits["members"], "members")
+            _check_size("the unpacked size", sum(i.file_size for i in infos),
+                        limits["unpacked_bytes"])
+            _check_arrays(archive)
+        with np.load(path, allow_pickle=False) as z:
+            config = json.loads(str(z["config"]))
+            arrays = [z[name] for name in names]
+        found = config.get("format") if isinstance(config, dict) else None
+        if found != version:
+            raise ValueError(f"format {found!r}, expected {version}")
+        missing = [field for field in fields if field not in config]
+        if missing:
+            raise ValueError(f"its configuration has no {', '.join(missing)}")
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile) as err:
+        raise ValueError(message.format(path=path, error=err)) from None
+    return config, arrays
+
+
 def _check_file(data: bytes) -> set[str]:
     """Bounds, schema and arrays of a model file's bytes; the untrusted types it names."""
     if not data:

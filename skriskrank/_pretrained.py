@@ -16,6 +16,7 @@ from ._filter import RuleFilter
 from ._gold_model import _GoldModel
 from ._graph import SERVER_EDGE, GraphSmoother
 from ._need import NeedAwareFilter
+from ._persist import read_weights
 from ._retriever import DenseRetriever
 
 __all__ = ["pretrained_pipeline"]
@@ -53,19 +54,17 @@ def save_pretrained(path, relevance_model: _GoldModel) -> None:
 
 def _load(path) -> _GoldModel:
     """The need model of a weights file, checked."""
+    config, arrays = read_weights(path, ("coef", "intercept"), version=_FORMAT,
+                                  message=MSG_BAD_FILE, fields=("fit_rank",))
     try:
-        with np.load(path, allow_pickle=False) as z:
-            config = json.loads(str(z["config"]))
-            coef, intercept = (np.asarray(z[k], dtype=np.float64) for k in ("coef", "intercept"))
-        if config.get("format") != _FORMAT:
-            raise ValueError(f"format {config.get('format')!r}, expected {_FORMAT}")
+        coef, intercept = (np.asarray(a, dtype=np.float64) for a in arrays)
         if (coef.shape != (1, 2) or intercept.shape != (1,)
                 or not (np.isfinite(coef).all() and np.isfinite(intercept).all())):
             raise ValueError("the need model's weights have the wrong shape or values")
         fit_rank = int(config["fit_rank"])
         if fit_rank < 1:
             raise ValueError(f"fit_rank {fit_rank} < 1")
-    except (OSError, KeyError, TypeError, ValueError) as err:
+    except (TypeError, ValueError) as err:
         raise ValueError(MSG_BAD_FILE.format(path=path, error=err)) from None
     logreg = LogisticRegression()
     logreg.coef_, logreg.intercept_, logreg.n_features_in_ = coef, intercept, 2

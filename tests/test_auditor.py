@@ -369,6 +369,48 @@ class TestPersistence:
                                                        .rstrip(").") )):
             RiskAuditor.load(path)
 
+    @pytest.mark.parametrize("config, error", [
+        ([1], "format None, expected 2"),  # not an object: was an AttributeError
+        ({}, "its configuration has no params, encoder, embedding_dim"),
+        ({"params": {"run": "me"}, "encoder": "x", "embedding_dim": 3},
+         "parameters RiskAuditor does not take"),
+        ({"params": [], "encoder": "x", "embedding_dim": 3},
+         "parameters RiskAuditor does not take"),
+    ])
+    def test_a_crafted_weights_file_is_refused_by_name(self, tmp_path, config, error):
+        from skriskrank._auditor import _FORMAT
+
+        if isinstance(config, dict):
+            config = {"format": _FORMAT, **config}
+        path = tmp_path / "w.npz"
+        np.savez(path, coef=np.zeros((5, 3)), intercept=np.zeros(5), idf=np.zeros(3),
+                 config=np.array(json.dumps(config)))
+        with pytest.raises(ValueError, match=re.escape(MSG_BAD_FILE.format(path=path,
+                                                                            error=error))):
+            RiskAuditor.load(path)
+
+    def test_weights_files_are_read_within_the_model_file_limits(self, tmp_path, monkeypatch):
+        from skriskrank import _persist
+        from skriskrank._pretrained import MSG_BAD_FILE as MSG_BAD_PIPELINE_FILE
+        from skriskrank._pretrained import _load
+
+        path = tmp_path / "w.npz"
+        np.savez_compressed(path, coef=np.zeros((1, 2)), intercept=np.zeros(1),
+                            idf=np.zeros(10_000), config=np.array(json.dumps({"format": 1})))
+        # Compressed, it is small on disk; the limit is on what it unpacks to.
+        monkeypatch.setitem(_persist.MODEL_FILE_LIMITS, "unpacked_bytes", 50_000)
+        limit = "the unpacked size exceeds the limit of 50,000 bytes"
+        with pytest.raises(ValueError, match=re.escape(MSG_BAD_FILE.format(path=path,
+                                                                            error=limit))):
+            RiskAuditor.load(path)
+        with pytest.raises(ValueError, match=re.escape(MSG_BAD_PIPELINE_FILE.format(
+                path=path, error=limit))):
+            _load(path)
+        path.write_bytes(b"not a zip")
+        with pytest.raises(ValueError, match=re.escape(MSG_BAD_FILE.format(
+                path=path, error="File is not a zip file"))):
+            RiskAuditor.load(path)
+
     def test_pretrained_is_small_and_pickle_free(self):
         from importlib import resources
 
@@ -461,7 +503,8 @@ def test_the_onnx_backends_grade_as_torch_does(tmp_path, monkeypatch):
     monkeypatch.setenv("SKRISKRANK_CACHE", str(tmp_path))
     monkeypatch.setattr(_encoder, "_MODELS", {})  # none loaded yet: each exports here
     registry = load_demo().registry
-    auditors = {b: RiskAuditor.pretrained(show_progress_bar=False, backend=b)
+    # No cache: earlier tests in this process may hold the demo's vectors of every backend.
+    auditors = {b: RiskAuditor.pretrained(show_progress_bar=False, backend=b, cache=False)
                 for b in ("torch", "onnx", "onnx-int8")}
     proba = {b: a.predict_proba(registry) for b, a in auditors.items()}
     level = {b: a.predict(registry) for b, a in auditors.items()}
