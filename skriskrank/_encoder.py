@@ -130,6 +130,12 @@ def resolve_model(model) -> tuple[str, str]:
     return identity, identity
 
 
+def _unavailable(message: str, shown_name: str, exc: Exception) -> ValueError:
+    """``message`` for a model that did not load, with the first line of why."""
+    error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    return ValueError(message.format(model=shown_name, error=error))
+
+
 def load_model(load_from: str, device: str, shown_name: str, *, kind: str = "SentenceTransformer",
                message: str = MSG_MODEL_UNAVAILABLE, backend: str = "torch",
                max_seq_length: int | None = None):
@@ -154,8 +160,7 @@ def load_model(load_from: str, device: str, shown_name: str, *, kind: str = "Sen
             try:
                 load_from = snapshot_download(load_from, local_files_only=True)
             except Exception as exc:  # noqa: BLE001 - any lookup failure: "not loadable offline"
-                error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-                raise ValueError(message.format(model=shown_name, error=error)) from None
+                raise _unavailable(message, shown_name, exc) from None
         model = OnnxEncoder(load_from, int8=backend == "onnx-int8", max_seq_length=max_seq_length)
     else:
         import sentence_transformers as st
@@ -164,8 +169,7 @@ def load_model(load_from: str, device: str, shown_name: str, *, kind: str = "Sen
             # local_files_only keeps a cached hub name from touching the network.
             model = getattr(st, kind)(load_from, device=device, local_files_only=True)
         except Exception as exc:  # noqa: BLE001 - any loader failure: "not loadable offline"
-            error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-            raise ValueError(message.format(model=shown_name, error=error)) from exc
+            raise _unavailable(message, shown_name, exc) from exc
         if hasattr(model, "eval"):
             model.eval()
         if max_seq_length is not None:

@@ -136,6 +136,13 @@ def _schema_types(schema) -> set[str]:
     return untrusted
 
 
+def _check_members(archive: zipfile.ZipFile) -> None:
+    """The archive's member count and unpacked size, within :data:`MODEL_FILE_LIMITS`."""
+    infos, limits = archive.infolist(), MODEL_FILE_LIMITS
+    _check_size("the number of members", len(infos), limits["members"], "members")
+    _check_size("the unpacked size", sum(i.file_size for i in infos), limits["unpacked_bytes"])
+
+
 def _check_arrays(archive: zipfile.ZipFile) -> None:
     """Each ``.npy`` member: a header that describes exactly its bytes, no object dtype."""
     import numpy as np
@@ -164,17 +171,15 @@ def read_weights(path, names, *, version: int, message: str, fields=()) -> tuple
     """
     import numpy as np
 
-    limits = MODEL_FILE_LIMITS
     try:
-        with zipfile.ZipFile(path) as archive:
-            infos = archive.infolist()
-            _check_size("the number of members", len(infos), limits["members"], "members")
-            _check_size("the unpacked size", sum(i.file_size for i in infos),
-                        limits["unpacked_bytes"])
-            _check_arrays(archive)
-        with np.load(path, allow_pickle=False) as z:
-            config = json.loads(str(z["config"]))
-            arrays = [z[name] for name in names]
+        with open(path, "rb") as fh:  # opened once: checked, then read
+            with zipfile.ZipFile(fh) as archive:
+                _check_members(archive)
+                _check_arrays(archive)
+            fh.seek(0)
+            with np.load(fh, allow_pickle=False) as z:
+                config = json.loads(str(z["config"]))
+                arrays = [z[name] for name in names]
         found = config.get("format") if isinstance(config, dict) else None
         if found != version:
             raise ValueError(f"format {found!r}, expected {version}")
@@ -190,13 +195,10 @@ def _check_file(data: bytes) -> set[str]:
     """Bounds, schema and arrays of a model file's bytes; the untrusted types it names."""
     if not data:
         raise ValueError("the file is empty")
-    limits = MODEL_FILE_LIMITS
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        infos = archive.infolist()
-        _check_size("the number of members", len(infos), limits["members"], "members")
-        _check_size("the unpacked size", sum(i.file_size for i in infos), limits["unpacked_bytes"])
+        _check_members(archive)
         info = archive.getinfo("schema.json")
-        _check_size("schema.json", info.file_size, limits["schema_bytes"])
+        _check_size("schema.json", info.file_size, MODEL_FILE_LIMITS["schema_bytes"])
         schema = json.loads(archive.read(info))
         untrusted = _schema_types(schema)
         if not untrusted:
