@@ -9,8 +9,10 @@ compared with the per-query cost of predicting the same 1,000 queries as one bat
 same process and interleaved with them: ten rounds, each one batched predict (timed) then
 100 single calls with the scan on every core (``DenseRetriever(n_jobs=-1)``), then the same
 100 on one thread. The batched cost is the median of the rounds (one batched predict swings
-from 0.7 to 1.5 s on the shared machine); the per-round ratios are reported too. Query
-encoding with the packaged encoder is timed separately, one fresh text per call.
+from 0.7 to 1.5 s on the shared machine); the per-round ratios are reported too.
+
+End to end at the largest size: 200 fresh query texts, each encoded by the packaged encoder
+and predicted, with the default encoder backend and with PyTorch taking turns by blocks of 20.
 
 Throughput: a server calls the fitted pipeline from many threads. The same single-query
 calls run from a pool of 1, 2 and 4 threads (the rounds interleave the pool sizes, so the
@@ -80,7 +82,7 @@ def _stage_breakdown(pipe, reg, emb, q, n):
     return {k: v / n for k, v in acc.items()}
 
 
-def run_size(n_tools, *, n_train, n_calls, dim, epochs, rounds, seed=0):
+def run_size(n_tools, *, n_train, n_calls, dim, epochs, rounds, n_encode=0, seed=0):
     from skriskrank import RankingBatch
 
     pipe, reg, emb, cluster = _fitted_pipeline(n_tools, n_train=n_train, dim=dim,
@@ -146,6 +148,7 @@ def run_size(n_tools, *, n_train, n_calls, dim, epochs, rounds, seed=0):
         "p99_over_batched": stats["p99"] / per_query,
         "single_matches_batched": same,
         "single_stage_means": _stage_breakdown(pipe, reg, emb, q, min(n_calls, 100)),
+        **({"end_to_end": end_to_end(pipe, reg, emb, n_encode)} if n_encode else {}),
     }
 
 
@@ -179,25 +182,39 @@ def throughput(n_tools, *, n_train, n_calls, dim, epochs, threads, rounds, seed=
             "answers_match_sequential": same}
 
 
-def encode_latency(n):
-    """p50/p99 of encoding one fresh query with the packaged default encoder."""
-    from skriskrank import FrozenEmbedder, ToolRegistry
+def end_to_end(pipe, reg, emb, n):
+    """One fresh query encoded, then predicted by ``pipe``, with each encoder backend.
 
-    reg = ToolRegistry.from_records(
-        [{"name": "read_file", "description": "Read a text file", "risk": 1}]
-    )
+    The default backend and PyTorch (the default before it) take turns on the same texts, by
+    blocks of 20; the encoding alone and the whole call are timed.
+    """
+    from skriskrank import FrozenEmbedder, RankingBatch, ToolRegistry
+    from skriskrank._encoder import DEFAULT_BACKEND
+
+    tool = ToolRegistry.from_records([{"name": "read_file", "description": "Read a file",
+                                       "risk": 1}])
     try:
-        emb = FrozenEmbedder(reg, cache=False).fit(["warm up"])
-        emb.encode(["warm up the encoder once more"])
+        encoders = {b: FrozenEmbedder(tool, cache=False, backend=b).fit(["warm up"])
+                    for b in (DEFAULT_BACKEND, "torch")}
     except ValueError as exc:  # the packaged model is missing
         return {"error": str(exc)}
-    samples = np.empty(n)
-    for i in range(n):
-        text = f"delete the log files older than {i} days and email me a summary"
-        t0 = time.perf_counter()
-        emb.encode([text])
-        samples[i] = time.perf_counter() - t0
-    return {"n_calls": n, "seconds": percentiles(samples), "model": emb.model_id_}
+    seconds = {b: {"encoding": np.empty(n), "end_to_end": np.empty(n)} for b in encoders}
+    # The backends take turns by blocks of calls, not call by call: each runtime's threads
+    # keep spinning for a while after a call, and would slow the other's next call.
+    for block in np.array_split(np.arange(n), max(1, n // 20)):
+        for b, encoder in encoders.items():
+            for i in block:
+                text = f"delete the log files older than {i} days and email me a summary"
+                t0 = time.perf_counter()
+                query = encoder.encode([text])
+                t1 = time.perf_counter()
+                pipe.predict(RankingBatch.full_pool(reg, query, emb))
+                seconds[b]["encoding"][i] = t1 - t0
+                seconds[b]["end_to_end"][i] = time.perf_counter() - t0
+    return {"n_calls": n, "n_tools": len(reg), "model": encoders["torch"].model_id_,
+            "default": DEFAULT_BACKEND,
+            "seconds": {b: {k: percentiles(v) for k, v in by.items()}
+                        for b, by in seconds.items()}}
 
 
 def _markdown(res):
@@ -222,7 +239,7 @@ def _markdown(res):
     for r in res["results"]:
         for k, v in r["single_stage_means"].items():
             stage_rows.append([f"{r['n_tools']:,}", k, v * 1e3])
-    enc = res.get("encoding")
+    enc = next((r["end_to_end"] for r in res["results"] if "end_to_end" in r), None)
     lines = [
         "# Online latency: one query through the fitted pipeline",
         "",
@@ -255,9 +272,18 @@ def _markdown(res):
         md_table(["tools", "stage", "ms"], stage_rows),
     ]
     if enc and "seconds" in enc:
-        lines += ["", f"Query encoding ({enc['model']}, one fresh query per call, "
-                  f"{enc['n_calls']} calls): p50 {enc['seconds']['p50'] * 1e3:.1f} ms, "
-                  f"p99 {enc['seconds']['p99'] * 1e3:.1f} ms."]
+        by, default, before = enc["seconds"], enc["default"], "torch"
+        lines += ["", f"## One query end to end at {enc['n_tools']:,} tools, encoding included",
+                  "", f"{enc['n_calls']} fresh queries, each encoded ({enc['model']}) and "
+                  "predicted, the encoder backends taking turns by blocks of 20 calls (ms):", "",
+                  md_table(["encoder backend", "encoding p50", "encoding p99",
+                            "end to end p50", "end to end p99"],
+                           [[b + (" (default)" if b == default else ""),
+                             *(by[b][k][p] * 1e3 for k in ("encoding", "end_to_end")
+                               for p in ("p50", "p99"))] for b in by]),
+                  "", f"End to end p50: {default} {by[default]['end_to_end']['p50'] * 1e3:.1f} "
+                  f"ms, {before} {by[before]['end_to_end']['p50'] * 1e3:.1f} ms "
+                  f"({by[before]['end_to_end']['p50'] / by[default]['end_to_end']['p50']:.2f}x)."]
     elif enc:
         lines += ["", f"Query encoding not measured: {enc['error']}"]
     tp = res.get("throughput")
@@ -308,8 +334,10 @@ def main(argv=None):
         cfg["sizes"] = tuple(args.sizes)
     rows = []
     for n in cfg["sizes"]:
+        # Queries encoded by the packaged model (384-d) at the largest size only.
         r = run_size(n, n_train=cfg["n_train"], n_calls=cfg["n_calls"], dim=cfg["dim"],
-                     epochs=cfg["epochs"], rounds=cfg["rounds"])
+                     epochs=cfg["epochs"], rounds=cfg["rounds"],
+                     n_encode=cfg["n_encode"] if n == max(cfg["sizes"]) else 0)
         rows.append(r)
         print(f"{n:>7,} tools: p50 {r['single_call_seconds']['p50'] * 1e3:.2f} ms, batched "
               f"{r['batched_per_query_seconds'] * 1e3:.2f} ms/query, "
@@ -317,8 +345,6 @@ def main(argv=None):
               f"(one thread: x{r['p50_over_batched_one_thread']:.2f})", file=sys.stderr)
     res = {"environment": environment(), "config": cfg, "quick": args.quick,
            "results": rows, "target_ratio": TARGET_RATIO}
-    if cfg["n_encode"]:
-        res["encoding"] = encode_latency(cfg["n_encode"])
     small = min(cfg["sizes"])
     res["throughput"] = throughput(small, n_train=cfg["n_train"], n_calls=cfg["n_calls"],
                                    dim=cfg["dim"], epochs=cfg["epochs"],

@@ -146,3 +146,16 @@ def test_helpers():
     best = best_of({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, 2)
     assert calls == ["a", "b", "a", "b"] and set(best) == {"a", "b"}
     assert md_table(["x", "y"], [[1, 2.5]]).splitlines()[2] == "| 1 | 2.5 |"
+
+
+@pytest.mark.slow
+def test_bench_latency_end_to_end_encodes_with_each_backend():
+    # The quick run's vectors are 32-d; the end-to-end rows need the packaged 384-d encoder.
+    r = bench_latency.run_size(200, n_train=30, n_calls=10, dim=384, epochs=1, rounds=1,
+                               n_encode=3)
+    by = r["end_to_end"]["seconds"]
+    assert set(by) == {r["end_to_end"]["default"], "torch"}
+    for b in by.values():  # the whole call includes its encoding
+        assert b["end_to_end"]["p50"] >= b["encoding"]["p50"] > 0
+    text = bench_latency._markdown({"results": [r], "environment": {}, "config": {"rounds": 1}})
+    assert "## One query end to end at 200 tools, encoding included" in text
