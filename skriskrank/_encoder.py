@@ -38,9 +38,8 @@ DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 #: the catalogue's texts (queries then run in fp32 ONNX: :func:`query_backend`).
 BACKENDS = ("torch", "onnx", "onnx-int8")
 
-#: The backend used unless told otherwise. fp32 ONNX Runtime returns PyTorch's vectors (cosine
-#: 1.0000, every ranking score within 0.002) and encodes a query about 5x and a catalogue about
-#: 1.3x as fast on 2 cores (``benchmarks/results/bench_encoder.md``); int8 is faster still but
+#: The backend used unless told otherwise. fp32 ONNX Runtime returns PyTorch's vectors and is
+#: faster in every measure of ``benchmarks/results/bench_encoder.md``; int8 is faster still but
 #: moves the scores, so it is asked for by name. PyTorch is the choice for a GPU.
 DEFAULT_BACKEND = "onnx"
 
