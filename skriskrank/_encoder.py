@@ -381,11 +381,11 @@ def encode(texts, *, model=None, batch_size=DEFAULT_BATCH_SIZE, device="cpu", ca
                             backend=backend, max_seq_length=max_seq_length)
         return _forward(loaded, missing, batch_size, show_progress_bar)
 
-    key = EncoderKey(model_id, device, batch_size, backend, max_seq_length)
     store = get_store(model_id, device=device, batch_size=batch_size, cache=cache,
                       backend=backend, max_seq_length=max_seq_length)
-    if store is None:
-        store = EmbeddingStore(key, capacity=0)
+    if store is None:  # cache=False: a store that keeps nothing runs the encoder
+        store = EmbeddingStore(EncoderKey(model_id, device, int(batch_size), backend,
+                                          max_seq_length), capacity=0)
     return store.encode(texts, run), model_id
 
 
