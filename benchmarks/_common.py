@@ -47,6 +47,18 @@ def best_of(fns: dict, repeats: int, min_seconds: float = 0.0) -> dict:
     return best
 
 
+def in_turns(n: int, names, block: int = 20):
+    """``(name, i)`` for every name and every ``i < n``, the names taking turns by blocks of ``i``.
+
+    By blocks of calls, not call by call: a runtime's threads keep spinning for a while after
+    a call, and would slow another runtime's next call.
+    """
+    for chunk in np.array_split(np.arange(n), max(1, n // block)):
+        for name in names:
+            for i in chunk:
+                yield name, int(i)
+
+
 def percentiles(samples, qs=(50, 90, 99)) -> dict:
     arr = np.asarray(samples, dtype=float)
     return {f"p{q}": float(np.percentile(arr, q)) for q in qs} | {

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks._common import RESULTS, environment, md_table, write_json, write_md
+from benchmarks._common import RESULTS, environment, in_turns, md_table, write_json, write_md
 
 BACKENDS = ("torch", "onnx", "onnx-int8")
 
@@ -62,14 +62,10 @@ def latency(n_queries):
     for b in BACKENDS:
         _encode(queries[:5], query_backend(b))
     lat = {b: [] for b in BACKENDS}
-    # The backends take turns by blocks of 20 queries, not query by query: each runtime's
-    # threads keep spinning for a while after a call, and would slow the other's next call.
-    for block in np.array_split(queries, max(1, len(queries) // 20)):
-        for b in BACKENDS:
-            for q in block:
-                t0 = time.perf_counter()
-                _encode([str(q)], query_backend(b))
-                lat[b].append(1e3 * (time.perf_counter() - t0))
+    for b, i in in_turns(len(queries), BACKENDS):
+        t0 = time.perf_counter()
+        _encode([queries[i]], query_backend(b))
+        lat[b].append(1e3 * (time.perf_counter() - t0))
     return {b: {"p50": float(np.median(v)), "p99": float(np.percentile(v, 99))}
             for b, v in lat.items()}
 

@@ -33,6 +33,7 @@ import numpy as np
 from benchmarks._common import (
     RESULTS,
     environment,
+    in_turns,
     md_table,
     percentiles,
     synthetic_queries,
@@ -199,18 +200,14 @@ def end_to_end(pipe, reg, emb, n):
     except ValueError as exc:  # the packaged model is missing
         return {"error": str(exc)}
     seconds = {b: {"encoding": np.empty(n), "end_to_end": np.empty(n)} for b in encoders}
-    # The backends take turns by blocks of calls, not call by call: each runtime's threads
-    # keep spinning for a while after a call, and would slow the other's next call.
-    for block in np.array_split(np.arange(n), max(1, n // 20)):
-        for b, encoder in encoders.items():
-            for i in block:
-                text = f"delete the log files older than {i} days and email me a summary"
-                t0 = time.perf_counter()
-                query = encoder.encode([text])
-                t1 = time.perf_counter()
-                pipe.predict(RankingBatch.full_pool(reg, query, emb))
-                seconds[b]["encoding"][i] = t1 - t0
-                seconds[b]["end_to_end"][i] = time.perf_counter() - t0
+    for b, i in in_turns(n, list(encoders)):
+        text = f"delete the log files older than {i} days and email me a summary"
+        t0 = time.perf_counter()
+        query = encoders[b].encode([text])
+        t1 = time.perf_counter()
+        pipe.predict(RankingBatch.full_pool(reg, query, emb))
+        seconds[b]["encoding"][i] = t1 - t0
+        seconds[b]["end_to_end"][i] = time.perf_counter() - t0
     return {"n_calls": n, "n_tools": len(reg), "model": encoders["torch"].model_id_,
             "default": DEFAULT_BACKEND,
             "seconds": {b: {k: percentiles(v) for k, v in by.items()}

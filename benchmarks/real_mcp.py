@@ -396,7 +396,7 @@ def render(result: dict) -> str:
     ready_rows = "\n".join(
         f"| {b} | {', '.join(f'{x:.1f}' for x in r['seconds'])} | "
         f"{', '.join(f'{x:.1f}' for x in r['encoding_seconds'])} | "
-        f"{', '.join(f'{x:.1f}' for x in r.get('serve_seconds', [])) or '-'} |"
+        f"{', '.join(f'{x:.1f}' for x in r['serve_seconds'])} |"
         for b, r in ready["backends"].items())
     rows = dev["rows"]
     graph = rows[KEPT]["ndcg@5"]

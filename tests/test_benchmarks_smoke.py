@@ -11,7 +11,13 @@ import numpy as np
 import pytest
 
 from benchmarks import bench_latency, bench_scale, bench_scoring
-from benchmarks._common import best_of, md_table, synthetic_queries, synthetic_registry
+from benchmarks._common import (
+    best_of,
+    in_turns,
+    md_table,
+    synthetic_queries,
+    synthetic_registry,
+)
 
 
 def _outputs(out, name, png=False):
@@ -146,6 +152,9 @@ def test_helpers():
     best = best_of({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, 2)
     assert calls == ["a", "b", "a", "b"] and set(best) == {"a", "b"}
     assert md_table(["x", "y"], [[1, 2.5]]).splitlines()[2] == "| 1 | 2.5 |"
+    # Every (name, i) once; the names take turns by blocks of calls, not call by call.
+    assert list(in_turns(4, "ab", block=2)) == [
+        ("a", 0), ("a", 1), ("b", 0), ("b", 1), ("a", 2), ("a", 3), ("b", 2), ("b", 3)]
 
 
 @pytest.mark.slow
