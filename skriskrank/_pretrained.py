@@ -86,8 +86,9 @@ def pretrained_pipeline(registry, *, k=5, need_aware=True, need_threshold=0.5, m
     candidates, the graph of the tools that share a server (``ToolRegistry.servers``) lifts
     the tools of the servers the task is about (:class:`GraphSmoother`), and the filter
     decides what a list may expose.
-    The need filter's relevance model was trained once on public benchmark queries (the
-    data card, ``docs/data.md``); it ships inside the package and is read without pickle.
+    The need filter's relevance model was trained once on public tasks written against real
+    MCP servers, which need several tools each (the data card, ``docs/data.md``); it ships
+    inside the package and is read without pickle.
     Grade the tools without a level first with :meth:`RiskAuditor.grade`: unknown risk
     counts as high risk. Train a pipeline on a catalogue's own use with ``skriskrank fit
     --log``.
