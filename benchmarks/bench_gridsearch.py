@@ -65,11 +65,16 @@ def thread_state() -> dict:
     from threadpoolctl import threadpool_info
 
     from skriskrank import DenseRetriever
+    from skriskrank._encoder import DEFAULT_MODEL, load_model, resolve_model
 
+    # The default encoder backend's threads (ONNX Runtime's 0 is a thread per core).
+    onnx = load_model(resolve_model(None)[1], "cpu", DEFAULT_MODEL, backend="onnx")
     return {
         "pid": os.getpid(),
         # Threads the int8 scan of an online call would use asked for every core.
         "scan_threads_all_cores": DenseRetriever(n_jobs=-1)._threads(),
+        "onnx_threads": onnx.session.get_session_options().intra_op_num_threads
+        or os.cpu_count(),
         "torch_threads": torch.get_num_threads(),
         "torch_interop_threads": torch.get_num_interop_threads(),
         "threadpools": [
@@ -260,6 +265,7 @@ def threads_and_pickling(ds, cache, *, n_queries, folds, grid, epochs):
     max_threads = max(
         [s["torch_threads"] for s in workers]
         + [s.get("scan_threads_all_cores", 0) for s in workers]
+        + [s.get("onnx_threads", 0) for s in workers]
         + [p["num_threads"] or 0 for s in workers for p in s["threadpools"]], default=0
     )
     return {
@@ -313,17 +319,19 @@ def _markdown(res):
         rows = [[s["pid"] if s["pid"] != th["parent"]["pid"] else f"parent {s['pid']} (refit)",
                  s["torch_threads"], s["torch_interop_threads"],
                  "; ".join(f"{p['internal_api']}={p['num_threads']}" for p in s["threadpools"]),
-                 s.get("scan_threads_all_cores", "-"), s["env"].get("OMP_NUM_THREADS")]
+                 s.get("scan_threads_all_cores", "-"), s.get("onnx_threads", "-"),
+                 s["env"].get("OMP_NUM_THREADS")]
                 for s in th["grid_worker_states"]]
         p = th["parent"]
         rows.insert(0, [f"parent {p['pid']}", p["torch_threads"], p["torch_interop_threads"],
                         "; ".join(f"{q['internal_api']}={q['num_threads']}"
                                   for q in p["threadpools"]), p.get("scan_threads_all_cores", "-"),
-                        p["env"].get("OMP_NUM_THREADS")])
+                        p.get("onnx_threads", "-"), p["env"].get("OMP_NUM_THREADS")])
         lines += [
             "", "## Threads under GridSearchCV(n_jobs=2)", "",
             md_table(["process", "torch threads", "torch inter-op", "threadpools",
-                      "DenseRetriever(n_jobs=-1) scan threads", "OMP_NUM_THREADS"], rows),
+                      "DenseRetriever(n_jobs=-1) scan threads", "ONNX Runtime threads",
+                      "OMP_NUM_THREADS"], rows),
             "",
             f"- {th['n_worker_processes']} worker processes, at most {th['worker_threads_max']} "
             f"threads each on {th['cpu_count']} CPUs: "

@@ -181,6 +181,13 @@ class OnnxEncoder:
         name = hashlib.sha256(key.encode()).hexdigest()[:24] + ".onnx"
         options = ort.SessionOptions()
         options.inter_op_num_threads = 1
+        # ONNX Runtime sizes its pool to the machine's cores and ignores OMP_NUM_THREADS, which
+        # joblib's and Dask's workers set to their share of the cores (torch and BLAS read it):
+        # two workers on two cores would run four spinning threads. The embeddings are the same
+        # on any number of threads.
+        threads = os.environ.get("OMP_NUM_THREADS", "").strip()
+        if threads.isdigit() and int(threads) > 0:
+            options.intra_op_num_threads = int(threads)
 
         def session(directory: Path):
             path = directory / name

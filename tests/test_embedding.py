@@ -228,6 +228,23 @@ def test_an_onnx_cache_that_cannot_be_written_costs_a_warning_not_the_backend(
     assert set(Path(tempfile.gettempdir()).glob("skriskrank-onnx-*")) == before  # removed
 
 
+@pytest.mark.parametrize("value, threads", [("1", 1), (" 2 ", 2), ("0", 0), ("two", 0)])
+def test_onnx_threads_follow_the_workers_share_and_embed_the_same(tiny_model, monkeypatch,
+                                                                   value, threads):
+    # joblib's and Dask's workers set OMP_NUM_THREADS to their share of the cores; ONNX
+    # Runtime would otherwise start a thread per core in each (0: its own default).
+    from skriskrank._onnx import OnnxEncoder
+
+    texts = make_registry().texts + QUERIES
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    default = OnnxEncoder(tiny_model)
+    monkeypatch.setenv("OMP_NUM_THREADS", value)
+    limited = OnnxEncoder(tiny_model)
+    assert limited.session.get_session_options().intra_op_num_threads == threads
+    assert default.session.get_session_options().intra_op_num_threads == 0
+    np.testing.assert_array_equal(limited.encode(texts), default.encode(texts))
+
+
 def test_local_directory_model(tiny_model):
     reg = make_registry()
     emb = FrozenEmbedder(reg, model=tiny_model).fit(QUERIES)
