@@ -106,7 +106,8 @@ def pretrained_pipeline(registry, *, k=5, need_aware=True, need_threshold=0.5, m
     need_threshold : float in [0, 1], default=0.5
         The need-aware filter's operating point, as for :class:`NeedAwareFilter`: lower
         values admit more tools of risk >= 3, those a task needs and those it does not (the
-        trade-off on real MCP tasks: ``benchmarks/results/real_mcp.md``). Read only when
+        trade-off on real MCP tasks: ``benchmarks/results/real_mcp.md``); values above the
+        probability the need model gives a list's first candidate admit none. Read only when
         ``need_aware``.
     model, cache, backend, max_seq_length
         As for :class:`FrozenEmbedder`.
