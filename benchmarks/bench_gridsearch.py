@@ -65,10 +65,17 @@ def thread_state() -> dict:
     from threadpoolctl import threadpool_info
 
     from skriskrank import DenseRetriever
-    from skriskrank._encoder import DEFAULT_MODEL, load_model, resolve_model
+    from skriskrank._encoder import (
+        DEFAULT_MAX_SEQ_LENGTH,
+        DEFAULT_MODEL,
+        load_model,
+        resolve_model,
+    )
 
-    # The default encoder backend's threads (ONNX Runtime's 0 is a thread per core).
-    onnx = load_model(resolve_model(None)[1], "cpu", DEFAULT_MODEL, backend="onnx")
+    # The default encoder's session, as the pipeline loads it. ONNX Runtime's 0 is a thread per
+    # physical core, counted here as one per CPU (an upper bound).
+    onnx = load_model(resolve_model(None)[1], "cpu", DEFAULT_MODEL, backend="onnx",
+                      max_seq_length=DEFAULT_MAX_SEQ_LENGTH)
     return {
         "pid": os.getpid(),
         # Threads the int8 scan of an online call would use asked for every core.

@@ -247,8 +247,9 @@ def rule_filter(ranked, risk, permission_counts, embeddings, k=5, *, max_high_ri
     rows, single = _check_ranked(ranked, np.size(risk))
     if rows.size == 0:
         return rows.reshape(np.shape(ranked)).copy()
-    # The tools the rankings reference, in order: a bitmap is linear in the candidates, where
-    # np.unique would sort them, which costs more than the scan (benchmarks/bench_filter.py).
+    # The tools the rankings reference, in order: a bitmap takes one pass over the candidates
+    # and one over the tools, where np.unique would sort the candidates, which costs more than
+    # the scan (benchmarks/bench_filter.py).
     used = np.zeros(np.size(risk), dtype=bool)
     used[rows.ravel()] = True
     tools = _tool_rules(risk, permission_counts, embeddings, options[2], options[4], options[5],

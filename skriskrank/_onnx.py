@@ -182,11 +182,11 @@ class OnnxEncoder:
         options = ort.SessionOptions()
         options.inter_op_num_threads = 1
         # ONNX Runtime sizes its pool to the machine's cores and ignores OMP_NUM_THREADS, which
-        # joblib's and Dask's workers set to their share of the cores (torch and BLAS read it):
-        # two workers on two cores would run four spinning threads. The embeddings are the same
-        # on any number of threads.
+        # torch and BLAS read and which joblib's workers set to their share of the cores (Dask's
+        # to 1): two workers on two cores would run four spinning threads. The embeddings are the
+        # same on any number of threads.
         threads = os.environ.get("OMP_NUM_THREADS", "").strip()
-        if threads.isdigit() and int(threads) > 0:
+        if threads.isdecimal() and int(threads) > 0:
             options.intra_op_num_threads = int(threads)
 
         def session(directory: Path):

@@ -228,7 +228,7 @@ def test_an_onnx_cache_that_cannot_be_written_costs_a_warning_not_the_backend(
     assert set(Path(tempfile.gettempdir()).glob("skriskrank-onnx-*")) == before  # removed
 
 
-@pytest.mark.parametrize("value, threads", [("1", 1), (" 2 ", 2), ("0", 0), ("two", 0)])
+@pytest.mark.parametrize("value, threads", [("1", 1), (" 2 ", 2), ("0", 0), ("two", 0), ("²", 0)])
 def test_onnx_threads_follow_the_workers_share_and_embed_the_same(tiny_model, monkeypatch,
                                                                    value, threads):
     # joblib's and Dask's workers set OMP_NUM_THREADS to their share of the cores; ONNX
