@@ -66,7 +66,7 @@ from skriskrank.baselines import BM25Reranker  # noqa: E402
 from skriskrank.datasets import ToolRetrievalDataset, load_sealtools, load_ultratool  # noqa: E402
 from skriskrank.metrics import ndcg_at_k, needrisk_hit_at_k, recall_at_k, rvr_at_k  # noqa: E402
 
-from ._common import RESULTS, environment  # noqa: E402
+from ._common import RESULTS, environment, md_table  # noqa: E402
 
 K = 5
 PACKAGED = resources.files("skriskrank") / "data" / PRETRAINED_FILE
@@ -80,6 +80,10 @@ COLUMNS = ("ndcg@5", "recall@5", "recall@10", "rvr@5", "risky@5", "needrisk_hit@
 # -- data -------------------------------------------------------------------------------------
 def union(datasets) -> ToolRetrievalDataset:
     """One dataset over the union of the datasets' catalogues (their tool names are disjoint)."""
+    if len(datasets) == 1:
+        # Rebuilt from its frame, a catalogue would lose its tools' parameters and text
+        # template: one is ranked as the pipeline serves it.
+        return datasets[0]
     registry = ToolRegistry.from_frame(
         pd.concat([d.registry.to_frame() for d in datasets], ignore_index=True))
     return ToolRetrievalDataset("+".join(d.name for d in datasets), "train", registry,
@@ -154,10 +158,11 @@ def _rrf(*rankings, c=60):
     return np.argsort(-fused, axis=1, kind="stable")
 
 
-def _prefix(registry, *, weight, alpha, cache=True, **params):
+def _prefix(registry, *, weight=SENTENCE_WEIGHT, alpha=ALPHA, cache=True, **params):
     """The pretrained pipeline before its filter, the encoder's ``sentence_weight`` at
-    ``weight`` (0: the whole query only) and the server graph at ``alpha`` (0: no smoothing);
-    both act at transform, with no refit. ``params`` go to :func:`pretrained_pipeline`."""
+    ``weight`` (0: the whole query only) and the server graph at ``alpha`` (0: no smoothing),
+    by default the pipeline's own; both act at transform, with no refit. ``params`` go to
+    :func:`pretrained_pipeline`."""
     pipe = Pipeline(pretrained_pipeline(registry, need_aware=False, cache=cache,
                                         **params).steps[:3])
     return pipe.set_params(embed__sentence_weight=weight, smooth__alpha=alpha)
@@ -179,13 +184,10 @@ KEPT = _graph(SENTENCE_WEIGHT)
 # -- training ---------------------------------------------------------------------------------
 def train(datasets, path, *, cache=True, log=print) -> None:
     """Fit the need model on the pretrained pipeline's batches of ``datasets``; write ``path``."""
-    # One catalogue is ranked as the pipeline serves it: union rebuilds a registry from its
-    # frame, which keeps neither the tools' parameters nor the text template.
-    data = datasets[0] if len(datasets) == 1 else union(datasets)
+    data = union(datasets)
     t0 = time.perf_counter()
-    prefix = Pipeline(pretrained_pipeline(data.registry, need_aware=False, cache=cache).steps[:3])
-    gold = _GoldModel(False, 2 * K).fit(prefix.transform(data.queries),
-                                        check_relevant(data.relevant, data.registry))
+    batch = _prefix(data.registry, cache=cache).transform(data.queries)
+    gold = _GoldModel(False, 2 * K).fit(batch, check_relevant(data.relevant, data.registry))
     save_pretrained(path, gold)
     log(f"need model trained on {data.name} ({len(data)} queries, {len(data.registry)} tools; "
         f"{len(data) * gold.fit_rank} candidates, {gold.constant_:.2%} gold) "
@@ -195,12 +197,11 @@ def train(datasets, path, *, cache=True, log=print) -> None:
 def calibration(ds, models, *, cache=True) -> dict:
     """By rank, the share of the kept pipeline's candidates (before its filter) that are gold,
     and each need model's mean probability of them being needed (``models``: name -> file)."""
-    batch = Pipeline(pretrained_pipeline(ds.registry, need_aware=False, cache=cache).steps[:3]
-                     ).transform(ds.queries)
+    batch = _prefix(ds.registry, cache=cache).transform(ds.queries)
     positions = batch.order(2 * K)
     candidates = np.take_along_axis(batch.candidates, positions, axis=1)
-    gold = [[ds.registry.names[c] in set(rel) for c in row]
-            for row, rel in zip(candidates, ds.relevant, strict=True)]
+    gold = [[ds.registry.names[c] in rel for c in row]
+            for row, rel in zip(candidates, map(set, ds.relevant), strict=True)]
     return {"gold rate": np.mean(gold, axis=0).tolist(),
             **{name: _load(path).predict_proba(batch, positions).mean(axis=0).tolist()
                for name, path in models.items()}}
@@ -275,8 +276,7 @@ def text_options(split, *, cache=True, log=print) -> dict:
     for name, text in TEXTS.items():
         ds = catalogue(split, text=text)
         rows[f"{KEPT}, tool text: {name}"] = scores(
-            _prefix(ds.registry, weight=SENTENCE_WEIGHT, alpha=ALPHA, cache=cache)
-            .transform(ds.queries).ranked_indices(), ds)
+            _prefix(ds.registry, cache=cache).transform(ds.queries).ranked_indices(), ds)
         log(f"  {name}: {rows[f'{KEPT}, tool text: {name}']}")
     return rows
 
@@ -327,8 +327,7 @@ def benchmarks(data: Path, *, cache=True, log=print) -> dict:
         rows = {"dense (packaged MiniLM)": scores(
             whole[:1].transform(ds.queries).ranked_indices(), ds),
                 "pretrained pipeline without its filter": scores(
-            _prefix(ds.registry, weight=SENTENCE_WEIGHT, alpha=ALPHA, cache=cache)
-            .transform(ds.queries).ranked_indices(), ds)}
+            _prefix(ds.registry, cache=cache).transform(ds.queries).ranked_indices(), ds)}
         for need in (False, True):
             pipe = pretrained_pipeline(ds.registry, need_aware=need, cache=cache)
             name_ = "pretrained pipeline, " + ("need-aware filter" if need else "rule filter")
@@ -422,14 +421,10 @@ def render(result: dict) -> str:
                         result["benchmarks"].items())
     parts = "\n".join(_gap(name, rows) for name, rows in result["benchmarks"].items())
     cal = result["calibration"]
-    models = [m for m in cal["dev"] if m != "gold rate"]
-    calibration = "\n".join(
-        ["| rank | " + " | ".join(f"{split}: {col}" for split in cal
-                                  for col in ["gold rate", *models]) + " |",
-         "|---:|" + "---:|" * (len(cal) * (1 + len(models)))]
-        + [f"| {r + 1} | " + " | ".join(f"{cal[split][col][r]:.3f}" for split in cal
-                                         for col in ["gold rate", *models]) + " |"
-           for r in range(len(cal["dev"]["gold rate"]))])
+    columns = [(split, col) for split in cal for col in cal[split]]
+    calibration = md_table(["rank", *(f"{split}: {col}" for split, col in columns)],
+                           [[r + 1, *(f"{cal[split][col][r]:.3f}" for split, col in columns)]
+                            for r in range(len(cal["dev"]["gold rate"]))])
     ready = result["readiness"]
     ready_rows = "\n".join(
         f"| {b} | {', '.join(f'{x:.1f}' for x in r['seconds'])} | "
@@ -602,17 +597,16 @@ def main(argv=None) -> dict:
     result["text_lengths"] = text_lengths("dev")
     result["thresholds"] = need_thresholds(dev)
     result["lengths"] = list_lengths(dev)
+    test = catalogue("test")
     with tempfile.TemporaryDirectory() as tmp:
         # The need model fitted on the benchmarks' tasks, as the package shipped it before.
         benchmark_model = Path(tmp) / "benchmarks.npz"
         train([ut, st], benchmark_model)
         result["calibration"] = {
-            split: calibration(catalogue(split), {
-                "packaged": PACKAGED,
-                "fitted on the benchmarks": benchmark_model})
-            for split in ("dev", "test")}
+            split: calibration(ds, {"packaged": PACKAGED,
+                                    "fitted on the benchmarks": benchmark_model})
+            for split, ds in (("dev", dev), ("test", test))}
     print("test:")
-    test = catalogue("test")
     keep = ("dense (packaged MiniLM)", "BM25", "dense + BM25 (reciprocal-rank fusion)",
             "pretrained pipeline, need-aware filter (default)")
     rows = options(test)

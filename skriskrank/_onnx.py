@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from ._encoder import DEFAULT_BATCH_SIZE
+from ._fast import omp_num_threads
 
 __all__ = ["OnnxEncoder"]
 
@@ -181,13 +182,10 @@ class OnnxEncoder:
         name = hashlib.sha256(key.encode()).hexdigest()[:24] + ".onnx"
         options = ort.SessionOptions()
         options.inter_op_num_threads = 1
-        # ONNX Runtime sizes its pool to the machine's cores and ignores OMP_NUM_THREADS, which
-        # torch and BLAS read and which joblib's workers set to their share of the cores (Dask's
-        # to 1): two workers on two cores would run four spinning threads. The embeddings are the
-        # same on any number of threads.
-        threads = os.environ.get("OMP_NUM_THREADS", "").strip()
-        if threads.isdecimal() and int(threads) > 0:
-            options.intra_op_num_threads = int(threads)
+        # ONNX Runtime sizes its pool to the machine's cores and ignores OMP_NUM_THREADS: two
+        # workers on two cores would run four spinning threads. The embeddings are the same on
+        # any number of threads.
+        options.intra_op_num_threads = omp_num_threads() or 0
 
         def session(directory: Path):
             path = directory / name

@@ -11,7 +11,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import RankingStepMixin
-from ._fast import Int8CosineIndex, cpu_count
+from ._fast import Int8CosineIndex, cpu_count, omp_num_threads
 
 __all__ = ["DenseRetriever"]
 
@@ -122,9 +122,8 @@ class DenseRetriever(RankingStepMixin, TransformerMixin, BaseEstimator):
         # Read live: the affinity mask can change after the count was cached.
         if hasattr(os, "sched_getaffinity"):
             limits.append(len(os.sched_getaffinity(0)))
-        omp = os.environ.get("OMP_NUM_THREADS", "")
-        if omp.isdigit() and int(omp) > 0:
-            limits.append(int(omp))
+        if omp := omp_num_threads():
+            limits.append(omp)
         return max(1, min(threads, *limits))
 
     def _transform(self, X):

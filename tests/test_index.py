@@ -229,6 +229,8 @@ def test_int8_retriever_threads_follow_n_jobs_and_the_environment(monkeypatch):
     DenseRetriever(search="int8", n_jobs=-1).fit(batch).transform(
         RankingBatch.full_pool(reg, q, tools))
     assert seen[-1] == 1
+    monkeypatch.setenv("OMP_NUM_THREADS", "²")  # not a number: no limit (int() would raise)
+    assert DenseRetriever(search="int8", n_jobs=-1)._threads() == 2
     for a in answers[1:]:
         np.testing.assert_array_equal(a, answers[0])
     with pytest.raises(ValueError, match="n_jobs == 0"):

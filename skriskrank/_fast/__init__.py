@@ -19,9 +19,9 @@ from ._filter import (
 from ._graph import spread
 from ._hidden_layer import hidden_layer
 from ._index import Int8CosineIndex
-from ._threads import cpu_count, run_blocks, thread_pool
+from ._threads import cpu_count, omp_num_threads, run_blocks, thread_pool
 from ._topk import topk_rows
 
 __all__ = ["ACCEPTED", "BELOW_FLOOR", "BROAD", "HIGH_RISK", "NOT_NEEDED", "REDUNDANT",
            "Int8CosineIndex", "cpu_count", "dot_error_bound", "filter_scan", "hidden_layer",
-           "run_blocks", "spread", "thread_pool", "topk_rows"]
+           "omp_num_threads", "run_blocks", "spread", "thread_pool", "topk_rows"]

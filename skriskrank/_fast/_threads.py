@@ -28,6 +28,16 @@ def cpu_count() -> int:
         return _STATE["cpus"]
 
 
+def omp_num_threads() -> int | None:
+    """``OMP_NUM_THREADS`` when it is a positive integer, read live, else ``None``.
+
+    joblib's process workers set it to their share of the cores and Dask's to 1; the
+    runtimes that ignore it (the int8 scan's pool, ONNX Runtime) are sized by it here.
+    """
+    value = os.environ.get("OMP_NUM_THREADS", "").strip()
+    return int(value) if value.isdecimal() and int(value) > 0 else None
+
+
 def thread_pool(n_workers: int) -> ThreadPoolExecutor:
     """A pool of this process with at least ``n_workers`` threads (kernels release the GIL)."""
     with _LOCK:
