@@ -1,12 +1,12 @@
-"""Benchmark: the encoder's backends (PyTorch, ONNX Runtime, ONNX Runtime int8), side by side.
+"""Benchmark: the encoder's backends (PyTorch, ONNX Runtime, int8, bfloat16), side by side.
 
-Every measure runs the three backends in one process, interleaved, so their ratios hold under
+Every measure runs the backends in one process, interleaved, so their ratios hold under
 the shared machine's load:
 
 - single-query latency: 300 distinct short requests, each encoded alone (no cache), the
   backends taking turns by blocks of 20, p50 and p99; a query runs through
-  :func:`~skriskrank._encoder.query_backend` (``"onnx-int8"`` encodes queries with the fp32
-  graph);
+  :func:`~skriskrank._encoder.query_backend` (``"onnx-int8"`` and ``"torch-bf16"`` encode
+  queries with the fp32 graph);
 - throughput: 1,000 and 10,000 real tool texts (the harvested MCP tools with their
   parameters, then UltraTool's and Seal-Tools' tools, as ``benchmarks.bench_audit`` builds
   them), best of two interleaved runs, and the cosine of each backend's embeddings with
@@ -32,8 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks._common import RESULTS, environment, in_turns, md_table, write_json, write_md
-
-BACKENDS = ("torch", "onnx", "onnx-int8")
+from skriskrank._encoder import BACKENDS
 
 
 def _texts(data, n):
@@ -214,18 +213,19 @@ def render(result) -> str:
                          for b in BACKENDS])
     cos = "; ".join(f"{b} at {t['n_texts']:,}: min {c['min']:.4f}, mean {c['mean']:.4f}"
                     for t in thr.values() for b, c in t["cosine"].items())
-    return ("# The encoder's backends: PyTorch, ONNX Runtime and ONNX Runtime int8\n\n"
+    return ("# The encoder's backends: PyTorch, ONNX Runtime, int8 and bfloat16\n\n"
             "`python -m benchmarks.bench_encoder`. Ratios are PyTorch's time over the "
             "backend's (higher is faster); differences are the backend's score minus "
-            "PyTorch's. `onnx-int8` encodes tool texts with int8 weights and queries with the "
-            "fp32 graph, so its query latency is the fp32 graph's.\n\n"
-            + md_table(["measure", *BACKENDS, "onnx vs torch", "onnx-int8 vs torch"], rows)
+            "PyTorch's. `onnx-int8` encodes tool texts with int8 weights and `torch-bf16` with "
+            "bfloat16 ones in PyTorch; both encode queries with the fp32 graph, so their query "
+            "latency is the fp32 graph's.\n\n"
+            + md_table(["measure", *BACKENDS, *(f"{b} vs torch" for b in BACKENDS[1:])], rows)
             + f"\n\nCosine with PyTorch's embeddings of the same texts: {cos}. The quality rows "
             f"were measured in batches of {result['quality_settings']['batch_size']}, reading "
             f"{result['quality_settings']['max_seq_length']} word pieces of each text.\n\n"
             f"## Batch size and text length\n\nSeconds to encode the first "
             f"{result['batch_size']['n_texts']:,} tool texts above (each backend batches them "
-            "longest first: PyTorch by characters, as sentence-transformers does, the ONNX "
+            "longest first: PyTorch by characters, as sentence-transformers does, the other "
             "backends by word pieces), per batch size (the default is 16) and per number "
             "of word pieces read of each text (`max_seq_length`; the default is 128, the "
             "model's own setting 256; what it changes in the rankings: "

@@ -129,7 +129,7 @@ class RiskAuditor(ClassifierMixin, BaseEstimator):
     cache : bool or str, default=True
         Embedding cache, as for :class:`FrozenEmbedder`: in memory, plus on disk when a
         directory is given.
-    backend : {"torch", "onnx", "onnx-int8"}, default="onnx"
+    backend : {"torch", "onnx", "onnx-int8", "torch-bf16"}, default="onnx"
         What runs the encoder, as for :class:`FrozenEmbedder`.
     max_seq_length : int or None, default=128
         Word pieces of a text the encoder reads, as for :class:`FrozenEmbedder`.

@@ -20,7 +20,7 @@ __all__ = ["main"]
 
 # skriskrank._encoder.BACKENDS and DEFAULT_BACKEND, written out so that ``--help`` needs no
 # numpy (a test checks that they agree).
-_BACKENDS, _DEFAULT_BACKEND = ("torch", "onnx", "onnx-int8"), "onnx"
+_BACKENDS, _DEFAULT_BACKEND = ("torch", "onnx", "onnx-int8", "torch-bf16"), "onnx"
 
 MSG_ONE_SOURCE = "give a model file or --tools, not both (and at least one)."
 MSG_NOT_PIPELINE = ("{path} holds a {type}, not a pipeline that starts with FrozenEmbedder; "
@@ -256,8 +256,9 @@ def _parser():
     tools = dict(action="append", metavar="TOOLS", help="a tool catalogue: an MCP tools/list "
                  "result, an OpenAI or Anthropic tool list (JSON), or a CSV; repeatable")
     backend = dict(choices=_BACKENDS, default=_DEFAULT_BACKEND,
-                   help="what runs the encoder: ONNX Runtime on the CPU (default), PyTorch, or "
-                   "ONNX Runtime with int8 weights for the tools' texts")
+                   help="what runs the encoder: ONNX Runtime on the CPU (default), PyTorch, or, "
+                   "for the tools' texts, ONNX Runtime with int8 weights or PyTorch with "
+                   "bfloat16 ones")
     labels = dict(help='JSON object of declared risk levels: {"tool": 1..5}; the packaged '
                   "RiskAuditor grades the other tools")
     need_help = ("show a tool of level >= 3 from this probability that the task needs it "

@@ -101,12 +101,13 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         its queries again (the tool embeddings are computed once, in ``fit``).
     device : str, default="cpu"
         Torch device for the encoder, e.g. ``"cpu"`` or ``"cuda:0"``.
-    backend : {"torch", "onnx", "onnx-int8"}, default="onnx"
+    backend : {"torch", "onnx", "onnx-int8", "torch-bf16"}, default="onnx"
         What runs the encoder: ONNX Runtime on the CPU (the model is exported from its
         installed weights on first use and kept in ``$SKRISKRANK_CACHE``; PyTorch's vectors,
-        faster), PyTorch (any device), or ``"onnx-int8"``, which encodes the tools with int8
-        weights (faster still, scores a little moved) and the queries with the fp32 graph.
-        Each has its own cache.
+        faster), PyTorch (any device), or one that encodes the tools at a lower precision
+        (faster still, scores a little moved) and the queries with the fp32 graph:
+        ``"onnx-int8"`` (int8 weights) or ``"torch-bf16"`` (PyTorch with bfloat16 weights:
+        closer to fp32, fast on CPUs with AVX512-BF16 or AMX). Each has its own cache.
     max_seq_length : int or None, default=128
         Word pieces of a text the encoder reads (or as many as the model has positions
         for, if fewer); the rest is cut. 128 is what all-MiniLM-L6-v2 was trained on.

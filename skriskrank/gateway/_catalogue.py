@@ -139,7 +139,7 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5, need_thresho
     need_threshold : float, default=0.5
         The operating point of its need-aware filter, as for
         :func:`~skriskrank.pretrained_pipeline`.
-    backend : {"torch", "onnx", "onnx-int8"}, default="onnx"
+    backend : {"torch", "onnx", "onnx-int8", "torch-bf16"}, default="onnx"
         What runs the encoder.
 
     Returns

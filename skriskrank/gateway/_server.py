@@ -104,7 +104,7 @@ class Gateway:
         Where searches and calls are recorded.
     expose : bool, default=False
         List the last search's tools in the gateway's own ``tools/list``.
-    backend : {"torch", "onnx", "onnx-int8"}, default="onnx"
+    backend : {"torch", "onnx", "onnx-int8", "torch-bf16"}, default="onnx"
         What runs the encoder that grades and searches.
     """
 
