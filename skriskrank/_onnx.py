@@ -53,8 +53,8 @@ MSG_NO_ORT = ("backend='onnx' needs onnxruntime and onnx, which skriskrank depen
 MSG_NO_CACHE = ("Cannot keep the exported encoder in {directory} ({error}); it is exported "
                 "again in each process. Set SKRISKRANK_CACHE to a directory that can be written.")
 MSG_BF16_EMULATED = ("backend='torch-bf16': this CPU does not compute in bfloat16 (no "
-                     "AVX512-BF16 or AMX), so PyTorch emulates it and encodes slowly; "
-                     "backend='onnx' is faster here.")
+                     "AVX512-BF16 or AMX), so PyTorch emulates it, which may encode more "
+                     "slowly than backend='onnx'.")
 MSG_UNSUPPORTED = (
     "backend='onnx' runs sentence-transformers models made of a transformer and mean pooling; "
     "{path} is not one ({why}). Use backend='torch'."
