@@ -16,8 +16,8 @@ It is used for the catalogue's texts only; queries go through the fp32 graph
 (:func:`~skriskrank._encoder.query_backend`).
 
 ``backend="torch-bf16"`` tokenises and batches texts the same way and runs the transformer in
-PyTorch with bfloat16 weights, which CPUs with AVX512-BF16 or AMX multiply at twice float32's
-rate; the embeddings stay within a cosine of 1e-4 of float32's. It too encodes the
+PyTorch with bfloat16 weights, which CPUs with AVX512-BF16 or AMX multiply natively; the
+embeddings stay within a cosine of 1e-4 of float32's. It too encodes the
 catalogue's texts only, queries going through the fp32 graph, which is faster for one text.
 
 Only models that sentence-transformers runs as a transformer and mean pooling, normalised or not
@@ -279,8 +279,8 @@ class Bf16Encoder(_PieceEncoder):
 
     Texts are tokenised and batched as :class:`OnnxEncoder` does; the transformer runs with
     bfloat16 weights and activations, and the pooling and normalisation in float32. Fast on
-    CPUs that compute in bfloat16 (AVX512-BF16 or AMX); elsewhere PyTorch emulates it, slowly
-    (a warning says so).
+    CPUs that compute in bfloat16 (AVX512-BF16 or AMX); elsewhere PyTorch emulates it (a
+    warning says so).
 
     Parameters
     ----------
