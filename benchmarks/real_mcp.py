@@ -155,6 +155,12 @@ def scores(ranked, ds) -> dict:
             "needrisk_hit@5": needrisk_hit_at_k(top, ds.relevant, ds.registry, k=K)}
 
 
+def _row(rows, name, ranked, ds, log) -> None:
+    """``rows[name]``: the scores of ``ranked`` on ``ds``, logged."""
+    rows[name] = scores(ranked, ds)
+    log(f"  {name}: " + " ".join(f"{k} {v:.3f}" for k, v in rows[name].items()))
+
+
 def _rrf(*rankings, c=60):
     """Reciprocal-rank fusion of full rankings (registry indices), best first."""
     fused = np.zeros(rankings[0].shape)
@@ -257,8 +263,7 @@ def trained_encoders(ds, train_ds, *, log=print) -> dict:
     rows = {}
 
     def row(name, queries, tools):
-        rows[name] = scores(np.argsort(-(queries @ tools.T), axis=1, kind="stable"), ds)
-        log(f"  {name}: " + " ".join(f"{k} {v:.3f}" for k, v in rows[name].items()))
+        _row(rows, name, np.argsort(-(queries @ tools.T), axis=1, kind="stable"), ds, log)
 
     train_q, train_t = (torch.from_numpy(encode(t)[0]) for t in
                         ([q for q, _ in pairs], train_ds.registry.texts))
@@ -306,8 +311,7 @@ def options(ds, *, heads=None, cache=True, log=print) -> dict:
     reg, rows = ds.registry, {}
 
     def row(name, ranked):
-        rows[name] = scores(ranked, ds)
-        log(f"  {name}: " + " ".join(f"{k} {v:.3f}" for k, v in rows[name].items()))
+        _row(rows, name, ranked, ds, log)
 
     whole = _prefix(reg, weight=0, alpha=0, cache=cache)
     batch = whole[:1].transform(ds.queries)

@@ -41,7 +41,9 @@ BACKENDS = ("torch", "onnx", "onnx-int8", "torch-bf16")
 
 #: The backend used unless told otherwise. fp32 ONNX Runtime returns PyTorch's vectors and is
 #: faster in every measure of ``benchmarks/results/bench_encoder.md``; int8 is faster still but
-#: moves the scores, so it is asked for by name. PyTorch is the choice for a GPU.
+#: moves the scores, and bfloat16 encodes a catalogue faster with the scores kept but imports
+#: PyTorch and is fast only on CPUs with AVX512-BF16 or AMX, so both are asked for by name.
+#: PyTorch is the choice for a GPU.
 DEFAULT_BACKEND = "onnx"
 
 #: Texts per forward pass (the batch-size table of ``benchmarks/results/bench_encoder.md``).

@@ -173,10 +173,8 @@ class _PieceEncoder:
     """
 
     def __init__(self, model_dir, max_seq_length):
-        try:
-            from tokenizers import Tokenizer
-        except ImportError as exc:
-            raise ValueError(MSG_NO_ORT.format(error=exc)) from None
+        from tokenizers import Tokenizer  # transformers' own dependency
+
         self.model_dir = model_dir = Path(model_dir)
         # The output is [batch, hidden size].
         own, positions, self.dim = _check_model(model_dir)
@@ -294,15 +292,15 @@ class Bf16Encoder(_PieceEncoder):
         import torch
 
         super().__init__(model_dir, max_seq_length)
-        capabilities = torch.cpu.get_capabilities() if hasattr(torch.cpu, "get_capabilities") \
-            else {}
+        # Older torch has no get_capabilities: then nothing says bfloat16 is native.
+        capabilities = getattr(torch.cpu, "get_capabilities", dict)()
         if not (capabilities.get("avx512_bf16") or capabilities.get("amx_bf16")):
             warnings.warn(MSG_BF16_EMULATED, stacklevel=2)
-        self._torch = torch
         self.module = _pooled(self.model_dir).to(torch.bfloat16)
 
     def _run(self, ids, mask):
-        torch = self._torch
+        import torch
+
+        ids = torch.from_numpy(ids)
         with torch.inference_mode():
-            return self.module(torch.from_numpy(ids), torch.from_numpy(mask),
-                               torch.zeros_like(torch.from_numpy(ids))).numpy()
+            return self.module(ids, torch.from_numpy(mask), torch.zeros_like(ids)).numpy()
