@@ -356,10 +356,10 @@ def text_options(split, *, cache=True, log=print) -> dict:
 
 
 def text_lengths(split, *, cache=True, log=print) -> dict:
-    """Dense and the kept pipeline's prefix with the encoder reading 128 word pieces of each
-    text (the default), 256 (the model's own setting) or 512."""
+    """Dense and the kept pipeline's prefix with the encoder reading 64, 96 or 128 word pieces
+    of each text (the default), 256 (the model's own setting) or 512."""
     ds, rows = catalogue(split), {}
-    for length in (128, 256, 512):
+    for length in (64, 96, 128, 256, 512):
         for name, weight, alpha in (("dense", 0, 0), (KEPT, SENTENCE_WEIGHT, ALPHA)):
             pipe = _prefix(ds.registry, weight=weight, alpha=alpha, cache=cache,
                            max_seq_length=length)
@@ -665,13 +665,17 @@ def main(argv=None) -> dict:
                       help="measure only UltraTool and Seal-Tools; the rest from real_mcp.json")
     only.add_argument("--encoders", action="store_true",
                       help="measure only the trained encoders; the rest from real_mcp.json")
+    only.add_argument("--lengths", action="store_true",
+                      help="measure only the text lengths; the rest from real_mcp.json")
     args = parser.parse_args(argv)
-    if args.readiness or args.benchmarks or args.encoders:
+    if args.readiness or args.benchmarks or args.encoders or args.lengths:
         result = json.loads((RESULTS / "real_mcp.json").read_text())
         if args.readiness:
             result["readiness"] = readiness()
         elif args.benchmarks:
             result["benchmarks"] = benchmarks(Path(args.data))
+        elif args.lengths:
+            result["text_lengths"] = text_lengths("dev")
         else:
             result["encoders"] = trained_encoders(
                 catalogue("dev"), load_sealtools(Path(args.data) / "sealtools", "dev"))

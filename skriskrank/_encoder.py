@@ -51,8 +51,8 @@ DEFAULT_BATCH_SIZE = 16
 
 #: Word pieces of a text the encoder reads. all-MiniLM-L6-v2 was trained on 128 (its
 #: configuration reads 256). Half of real MCP tools' texts are longer (their parameters'
-#: schemas), and they ranked better read to 128 than to 256 or 512 (the text-length table
-#: of ``benchmarks/results/real_mcp.md``), and encode faster
+#: schemas), and they ranked better read to 128 than to 64, 96, 256 or 512 (the text-length
+#: table of ``benchmarks/results/real_mcp.md``), and encode faster than to more
 #: (``benchmarks/results/bench_encoder.md``). No UltraTool or Seal-Tools tool text is that
 #: long.
 DEFAULT_MAX_SEQ_LENGTH = 128
