@@ -318,6 +318,24 @@ coverages, and the AUC of `P(level >= 3)` between the two (the benchmark labels 
 The coverage is not chosen on these tools: the documented rule (recall of level >= 3 on the
 benchmark labels) picks 0.93 for the chosen model, where read-only tools are over-graded
 (the table above); the read-only target would need about 0.8.
+
+Both sides at once, with all 1,978 harvested tools (44 repositories): the out-of-fold
+`P(level >= 3)` of the pooled 5-fold CV on the benchmark labels and of the split by server,
+each model scored at two thresholds on it: the one at which the benchmarks' level >= 3 tools
+are recalled at 0.90 (L1 / L2 flagged, read-only / destructive graded >= 3), and coverage 0.8
+(recall, L2 flagged, read-only graded >= 3). *Servers alike*: each harvested tool weighted by
+1 / sqrt(its server's number of tools).
+
+| bounds | QWK | AUC, benchmarks / real | at recall 0.90 | at coverage 0.8 |
+|---|---|---|---|---|
+| weight 10 (chosen) | 0.803 | 0.935 / 0.971 | 0.058 / 0.386, 0.218 / 0.974 | 0.801, 0.175, 0.094 |
+| weight 3 | 0.812 | 0.943 / 0.963 | 0.049 / 0.304, 0.243 / 0.964 | 0.821, 0.153, 0.116 |
+| 10, servers alike | 0.802 | 0.936 / 0.971 | 0.059 / 0.400, 0.215 / 0.972 | 0.793, 0.171, 0.087 |
+
+No threshold meets both sides: where the benchmarks' recall is 0.90, a fifth of the
+read-only tools of unseen servers are graded >= 3; where those are at most a tenth, the
+benchmarks' recall is 0.79-0.80. Weighting the servers alike changes nothing, and lighter
+bounds trade the real servers' ranking for the benchmarks'.
 """
 
 
