@@ -214,6 +214,10 @@ RESEARCH_NOTES = """\
   5.98 ms in fp32, 1.66 ms with dynamic int8, 3.15 ms with per-token uint8 and 18.4 ms with
   per-token int8 (int8 activations by int8 weights).
 
+- **More threads or sessions.** The exported graph encoded the 1,000 texts in 23.47 s on one
+  thread and 12.04 s on two; two sessions of one thread each, on alternate texts, took
+  12.22 s (int8: 9.95, 5.26, 5.23 s). Both cores are already busy.
+
 None of these keeps the scores within 0.005 at 2.5x PyTorch's throughput on this CPU;
 `torch-bf16` keeps them at about 2x.
 """
