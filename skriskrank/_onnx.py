@@ -11,7 +11,10 @@ pieces, longest first.
 
 ``backend="onnx-int8"`` runs a copy of that graph whose matrix weights are quantized to int8
 per output channel (ONNX Runtime's dynamic quantization: activations are quantized on the fly,
-so no calibration data is needed), made from the fp32 graph on first use and cached beside it.
+one scale per batch), made on first use and cached beside it. For the packaged encoder, part
+of each input channel's range is first moved from the activations into the weights
+(SmoothQuant), with the activations' largest values measured on real tool texts and shipped
+with the package (``benchmarks/int8_calibration.py``); other models are quantized as they are.
 It is used for the catalogue's texts only; queries go through the fp32 graph
 (:func:`~skriskrank._encoder.query_backend`).
 
@@ -47,6 +50,13 @@ _TOKENIZE_CHUNK = 1024
 
 #: The graph's inputs, in the order of the transformer's arguments.
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+#: The packaged encoder's largest activation per input channel of each linear layer, on real
+#: tool texts (``benchmarks/int8_calibration.py``), and SmoothQuant's exponent: the share of a
+#: channel's range moved into the weights (``benchmarks/results/bench_encoder.md``: 0.7 kept
+#: dense NDCG@5 within 0.002 of fp32 on both benchmarks, 0.8 and 0.9 did not).
+_SMOOTHING_FILE = "int8_smoothing.npz"
+_SMOOTHING_ALPHA = 0.7
 
 MSG_NO_ORT = ("backend='onnx' needs onnxruntime and onnx, which skriskrank depends on: "
               "pip install onnxruntime onnx ({error}).")
@@ -126,10 +136,71 @@ def _pooled(model_dir: Path):
                                             local_files_only=True)).eval()
 
 
-def _export(model_dir: Path, path: str) -> None:
-    """Write the transformer, mean pooling and normalisation as one ONNX graph."""
+def _smoothed_layers(module) -> dict:
+    """``{name: layer}`` of the transformer's linear layers, the ones int8 quantizes."""
     import torch
 
+    return {name: layer for name, layer in module.named_modules()
+            if isinstance(layer, torch.nn.Linear) and ".encoder." in f".{name}"}
+
+
+def _weights_sha256(model_dir: Path) -> str:
+    """SHA-256 of a model directory's weight files, in name order."""
+    digest = hashlib.sha256()
+    for path in sorted(model_dir.glob("*.safetensors")) or sorted(model_dir.glob("*.bin")):
+        with path.open("rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def _smoothing_file():
+    from importlib.resources import files
+
+    return files("skriskrank") / "data" / _SMOOTHING_FILE
+
+
+def _smoothing(model_dir: Path) -> dict | None:
+    """The shipped activation maxima, or ``None`` unless ``model_dir`` holds their weights."""
+    with np.load(_smoothing_file(), allow_pickle=False) as shipped:
+        if str(shipped["weights_sha256"]) != _weights_sha256(model_dir):
+            return None
+        return {name: shipped[name] for name in shipped.files if name != "weights_sha256"}
+
+
+def _smooth(module, amax: dict) -> None:
+    """Move part of each input channel's range into the weights: ``x W = (x / s)(s W)``."""
+    import torch
+
+    class Smoothed(torch.nn.Module):
+        def __init__(self, linear, scale):
+            super().__init__()
+            self.linear = linear
+            self.register_buffer("inverse", 1.0 / scale)
+
+        def forward(self, x):
+            return self.linear(x * self.inverse)
+
+    with torch.no_grad():
+        for name, layer in _smoothed_layers(module).items():
+            weight = layer.weight.abs().amax(dim=0).clamp(min=1e-5)
+            scale = (torch.from_numpy(amax[name]).clamp(min=1e-5) ** _SMOOTHING_ALPHA
+                     / weight ** (1 - _SMOOTHING_ALPHA)).clamp(min=1e-5)
+            layer.weight.mul_(scale)
+            parent, _, child = name.rpartition(".")
+            setattr(module.get_submodule(parent), child, Smoothed(layer, scale))
+
+
+def _export(model_dir: Path, path: str, amax: dict | None = None) -> None:
+    """Write the transformer, mean pooling and normalisation as one ONNX graph.
+
+    With ``amax`` (activation maxima by layer), the linear layers are smoothed first.
+    """
+    import torch
+
+    module = _pooled(model_dir)
+    if amax is not None:
+        _smooth(module, amax)
     # Any ids trace the same graph; small ones exist in every vocabulary.
     ids = torch.tensor([[1, 2, 3, 4], [1, 2, 4, 0]])
     axes = {"batch": 0, "sequence": 1}
@@ -139,7 +210,7 @@ def _export(model_dir: Path, path: str) -> None:
     # sequence), and the tests compare the exported encoder with torch's.
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(_pooled(model_dir), (ids, (ids != 0).long(), torch.zeros_like(ids)),
+        torch.onnx.export(module, (ids, (ids != 0).long(), torch.zeros_like(ids)),
                           path, input_names=list(_INPUTS), output_names=["embedding"],
                           opset_version=17,
                           dynamic_axes={**{n: {v: k for k, v in axes.items()} for n in _INPUTS},
@@ -164,6 +235,18 @@ def _quantize(src: Path, path: str) -> None:
         quantize_dynamic(src, path, per_channel=True, weight_type=QuantType.QInt8)
     finally:
         root.removeFilter(quiet)
+
+
+def _int8(model_dir: Path, fp32: Path, path: str) -> None:
+    """Write the int8 graph: smoothed first for the packaged encoder, else ``fp32`` as it is."""
+    amax = _smoothing(model_dir)
+    if amax is None:
+        _quantize(fp32, path)
+        return
+    with tempfile.TemporaryDirectory(prefix="skriskrank-int8-") as tmp:
+        smoothed = Path(tmp) / "smoothed.onnx"
+        _export(model_dir, str(smoothed), amax)
+        _quantize(smoothed, path)
 
 
 class _PieceEncoder:
@@ -252,9 +335,10 @@ class OnnxEncoder(_PieceEncoder):
         def session(directory: Path):
             path = directory / name
             _write_once(path, lambda tmp: _export(model_dir, tmp))
-            if int8:
-                fp32, path = path, path.with_suffix(".int8.onnx")
-                _write_once(path, lambda tmp: _quantize(fp32, tmp))
+            if int8:  # named also by the shipped statistics, which change its weights
+                shipped = hashlib.sha256(_smoothing_file().read_bytes()).hexdigest()[:12]
+                fp32, path = path, path.with_suffix(f".{shipped}.int8.onnx")
+                _write_once(path, lambda tmp: _int8(model_dir, fp32, tmp))
             return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
         directory = (Path(cache_dir) if cache_dir else _cache_dir()) / "onnx"
