@@ -40,10 +40,12 @@ DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 BACKENDS = ("torch", "onnx", "onnx-int8", "torch-bf16")
 
 #: The backend used unless told otherwise. fp32 ONNX Runtime returns PyTorch's vectors and is
-#: faster in every measure of ``benchmarks/results/bench_encoder.md``; int8 is faster still but
-#: moves the scores, and bfloat16 encodes a catalogue faster with the scores kept but imports
-#: PyTorch and is fast only on CPUs with AVX512-BF16 or AMX, so both are asked for by name.
-#: PyTorch is the choice for a GPU.
+#: faster in every measure of ``benchmarks/results/bench_encoder.md``. int8 (smoothed for the
+#: packaged encoder) and bfloat16 encode a catalogue faster with every score there within 0.003
+#: of fp32's, but their vectors are close to PyTorch's, not equal; int8 makes its graph on first
+#: use (about 10 s) and moves other models' scores more, bfloat16 imports PyTorch and is fast
+#: only on CPUs with AVX512-BF16 or AMX. Both are asked for by name. PyTorch is the choice for
+#: a GPU.
 DEFAULT_BACKEND = "onnx"
 
 #: Texts per forward pass (the batch-size table of ``benchmarks/results/bench_encoder.md``).
