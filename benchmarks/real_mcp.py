@@ -646,10 +646,11 @@ The encoder is the whole cost: the pipeline is ready in about the time its tools
 to encode, so a faster encoder backend is what shortens it. `serve --tools` adds a new
 process's imports, the encoder's loading, the auditor's grading and the MCP start-up; the
 texts are encoded once (the pipeline finds the grading's vectors in the embedding cache).
-Of the backends that keep the scores where fp32 puts them
-(`benchmarks/results/bench_encoder.md`), `torch-bf16` is the fastest to encode; a new
-process pays for importing PyTorch beside ONNX Runtime (which encodes the queries), which at
-1,000 tools takes back most of what it saves.
+Both faster backends keep the scores where fp32 puts them
+(`benchmarks/results/bench_encoder.md`). `onnx-int8` (smoothed for the packaged encoder)
+encodes fastest and needs no PyTorch once its graph is made; with `torch-bf16` a new process
+pays for importing PyTorch beside ONNX Runtime (which encodes the queries), which at 1,000
+tools takes back most of what it saves.
 """
 
 
