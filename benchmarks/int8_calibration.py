@@ -54,10 +54,11 @@ def activation_maxima(model_dir: Path, calibration: list[str]) -> dict[str, np.n
     import torch
 
     from skriskrank._encoder import DEFAULT_MAX_SEQ_LENGTH
-    from skriskrank._onnx import _PieceEncoder, _pooled, _smoothed_layers
+    from skriskrank._onnx import _smoothed_layers, _TorchEncoder
 
-    module = _pooled(model_dir)
-    layers = _smoothed_layers(module)
+    # In fp32, batched exactly as the ONNX backends batch a catalogue.
+    encoder = _TorchEncoder(model_dir, DEFAULT_MAX_SEQ_LENGTH, torch.float32)
+    layers = _smoothed_layers(encoder.module)
     amax = {name: torch.zeros(layer.in_features) for name, layer in layers.items()}
 
     def hook(name):
@@ -66,14 +67,7 @@ def activation_maxima(model_dir: Path, calibration: list[str]) -> dict[str, np.n
         return record
 
     handles = [layer.register_forward_pre_hook(hook(name)) for name, layer in layers.items()]
-
-    class Torch(_PieceEncoder):  # batched exactly as the ONNX backends batch a catalogue
-        def _run(self, ids, mask):
-            ids = torch.from_numpy(ids)
-            with torch.inference_mode():
-                return module(ids, torch.from_numpy(mask), torch.zeros_like(ids)).numpy()
-
-    Torch(model_dir, DEFAULT_MAX_SEQ_LENGTH).encode(calibration)
+    encoder.encode(calibration)
     for handle in handles:
         handle.remove()
     return {name: value.numpy().astype(np.float32) for name, value in amax.items()}

@@ -144,10 +144,15 @@ def _smoothed_layers(module) -> dict:
             if isinstance(layer, torch.nn.Linear) and ".encoder." in f".{name}"}
 
 
+def _weight_files(model_dir: Path) -> list[Path]:
+    """A model directory's weight files, in name order."""
+    return sorted(model_dir.glob("*.safetensors")) or sorted(model_dir.glob("*.bin"))
+
+
 def _weights_sha256(model_dir: Path) -> str:
     """SHA-256 of a model directory's weight files, in name order."""
     digest = hashlib.sha256()
-    for path in sorted(model_dir.glob("*.safetensors")) or sorted(model_dir.glob("*.bin")):
+    for path in _weight_files(model_dir):
         with path.open("rb") as f:
             for block in iter(lambda: f.read(1 << 20), b""):
                 digest.update(block)
@@ -318,7 +323,7 @@ class OnnxEncoder(_PieceEncoder):
             raise ValueError(MSG_NO_ORT.format(error=exc)) from None
         super().__init__(model_dir, max_seq_length)
         model_dir = self.model_dir
-        weights = sorted(model_dir.glob("*.safetensors")) or sorted(model_dir.glob("*.bin"))
+        weights = _weight_files(model_dir)
         # The file's name identifies the weights and the exporter that made it (the versions
         # read from the installed packages' metadata: once exported, torch is never imported).
         key = json.dumps([str(model_dir.resolve()), [(w.name, w.stat().st_size,
@@ -356,7 +361,22 @@ class OnnxEncoder(_PieceEncoder):
         return self.session.run(None, feeds)[0]
 
 
-class Bf16Encoder(_PieceEncoder):
+class _TorchEncoder(_PieceEncoder):
+    """The pooled encoder in PyTorch, its weights in ``dtype``, batched as the ONNX ones."""
+
+    def __init__(self, model_dir, max_seq_length, dtype):
+        super().__init__(model_dir, max_seq_length)
+        self.module = _pooled(self.model_dir).to(dtype)
+
+    def _run(self, ids, mask):
+        import torch
+
+        ids = torch.from_numpy(ids)
+        with torch.inference_mode():
+            return self.module(ids, torch.from_numpy(mask), torch.zeros_like(ids)).numpy()
+
+
+class Bf16Encoder(_TorchEncoder):
     """The same encoder in PyTorch, its weights in bfloat16 (``backend="torch-bf16"``).
 
     Texts are tokenised and batched as :class:`OnnxEncoder` does; the transformer runs with
@@ -375,16 +395,8 @@ class Bf16Encoder(_PieceEncoder):
     def __init__(self, model_dir, *, max_seq_length=None):
         import torch
 
-        super().__init__(model_dir, max_seq_length)
         # Older torch has no get_capabilities: then nothing says bfloat16 is native.
         capabilities = getattr(torch.cpu, "get_capabilities", dict)()
         if not (capabilities.get("avx512_bf16") or capabilities.get("amx_bf16")):
             warnings.warn(MSG_BF16_EMULATED, stacklevel=2)
-        self.module = _pooled(self.model_dir).to(torch.bfloat16)
-
-    def _run(self, ids, mask):
-        import torch
-
-        ids = torch.from_numpy(ids)
-        with torch.inference_mode():
-            return self.module(ids, torch.from_numpy(mask), torch.zeros_like(ids)).numpy()
+        super().__init__(model_dir, max_seq_length, torch.bfloat16)
