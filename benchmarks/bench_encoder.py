@@ -15,7 +15,10 @@ the shared machine's load:
   2,032 tools) and Seal-Tools ``test_in_domain`` (700 over 4,076); the learned pipeline
   (embed -> retrieve(100) -> rerank) on UltraTool 5-fold, NDCG@5 and RVR@5; the auditor's
   pooled 5-fold QWK on both benchmarks' labels (with the harvested tools' hint bounds, as the
-  packaged model is trained).
+  packaged model is trained);
+- neighbours: each of the 1,000 tool texts encoded among all of them and among every other
+  one of them, the cosine of its two vectors (a backend that quantizes a batch's activations
+  with one scale gives a text a vector that depends on the texts batched with it).
 
 Run ``python -m benchmarks.bench_encoder --data ../shared/data`` (``--quick``: smaller;
 ``--speed`` or ``--quality``: those rows only, the others kept from the last run).
@@ -167,6 +170,20 @@ def auditor_qwk(data, folds):
     return out
 
 
+def neighbours(data, n):
+    """Cosine, per backend, of a text's vectors among ``n`` texts and among every other one."""
+    texts = _texts(data, n)
+    out = {}
+    for b in BACKENDS:
+        whole = _encode(texts, b)
+        apart = np.empty_like(whole)
+        for start in (0, 1):
+            apart[start::2] = _encode(texts[start::2], b)
+        cos = (whole * apart).sum(axis=1)
+        out[b] = {"min": float(cos.min()), "mean": float(cos.mean())}
+    return {"n_texts": len(texts), "cosine": out}
+
+
 def speed(data, *, n_queries, sizes):
     """The speed rows: latency, the batch-size and text-length tables, throughput."""
     return {"latency_ms": latency(n_queries),
@@ -174,12 +191,13 @@ def speed(data, *, n_queries, sizes):
             "throughput": {n: throughput(data, n) for n in sizes}}
 
 
-def quality(data, *, folds):
+def quality(data, *, folds, n_neighbours):
     """The quality rows, with the encoder settings they were measured at."""
     from skriskrank._encoder import DEFAULT_BATCH_SIZE, DEFAULT_MAX_SEQ_LENGTH
 
     return {"dense_ndcg5": dense_ndcg(data), "pipeline_ultratool": pipeline_ultratool(data, folds),
             "auditor_qwk": auditor_qwk(data, folds),
+            "neighbours": neighbours(data, n_neighbours),
             "quality_settings": {"batch_size": DEFAULT_BATCH_SIZE,
                                  "max_seq_length": DEFAULT_MAX_SEQ_LENGTH}}
 
@@ -216,6 +234,29 @@ RESEARCH_NOTES = """\
   per-token scale is applied by other operators: a 1,024 x 384 by 384 x 1,536 product took
   5.98 ms in fp32, 1.66 ms with dynamic int8, 3.15 ms with per-token uint8 and 18.4 ms with
   per-token int8 (int8 activations by int8 weights).
+- **Fewer operators around the smoothing.** Query, key and value sharing one scale (one
+  multiplication of their common input instead of three) and the attention output's scale
+  folded into the value's weights (its input is a weighted mean of the values) compute the
+  same function (largest difference 1.6e-7) with 111 `Mul` nodes instead of 129; best of
+  three runs 5.21 s against the shipped smoothing's 5.31 s and unsmoothed int8's 5.04 s
+  (medians 5.73, 5.50, 5.15 s), cosine with fp32 mean 0.9974 in both: within the machine's
+  noise, and it ties the smoothing to BERT's module layout. Not kept.
+- **Fused attention in int8** (unsmoothed graphs, against unsmoothed int8). ONNX Runtime's
+  optimizer, then dynamic quantization: with its
+  `Attention` fusion (quantized to `QAttention`, and the embeddings to
+  `QEmbedLayerNormalization`) 5.97 s against the exported graph's int8 5.24 s, slower; with
+  `MultiHeadAttention` and int8 projections 5.78 s against 6.05 s in another run (4%), the
+  cosine unchanged. The session's own fusions (`DynamicQuantizeMatMul`,
+  `SkipLayerNormalization`) already run the int8 graph; half of its time is in those
+  int8 products (ONNX Runtime's profiler on the 9,469 texts: 14.6 of 28.6 s of kernel time).
+- **Static int8** (each activation's scale fixed from the calibration texts, MinMax, the 36
+  weight products only, weights per channel): mean cosine with fp32 0.938 (min 0.887) against
+  the dynamic smoothed graph's 0.9974, and slower (6.04 s against 5.42 s). A fixed scale
+  would make a text's vector independent of the texts batched with it (the neighbours row
+  above), but it must cover every text's range, which leaves the common ones few levels.
+- **Batch size for int8 on short texts** (the 9,469 texts, best of two): batch 2 36.5 s,
+  4 34.3 s, 8 26.5 s, 16 28.2 s, 32 30.1 s, 64 30.3 s, 128 30.3 s; batch 16 took 31.0 s in
+  another run. The default stays 16 for every backend.
 - **More threads or sessions.** The exported graph encoded the 1,000 texts in 23.47 s on one
   thread and 12.04 s on two; two sessions of one thread each, on alternate texts, took
   12.22 s (int8: 9.95, 5.26, 5.23 s). Both cores are already busy.
@@ -247,6 +288,11 @@ def render(result) -> str:
     rows += [quality(f"pipeline {m.upper()}, UltraTool 5-fold", {b: pipe[b][m] for b in BACKENDS})
              for m in ("ndcg@5", "rvr@5")]
     rows.append(quality("auditor pooled 5-fold QWK", result["auditor_qwk"]))
+    if "neighbours" in result:
+        near = result["neighbours"]
+        rows.append(quality(f"same text among other neighbours, min cosine ({near['n_texts']:,} "
+                            "texts, then every other one)",
+                            {b: c["min"] for b, c in near["cosine"].items()}))
 
     def timed(name, label):
         by = result[name]
@@ -295,7 +341,7 @@ def main(argv=None):
     if not args.quality:
         result.update(speed(args.data, n_queries=n_queries, sizes=sizes))
     if not args.speed:
-        result.update(quality(args.data, folds=2 if args.quick else 5))
+        result.update(quality(args.data, folds=2 if args.quick else 5, n_neighbours=sizes[0]))
     result["environment"] = environment()
     write_json(args.out, "bench_encoder", result)
     write_md(args.out, "bench_encoder", render(result))

@@ -42,8 +42,11 @@ BACKENDS = ("torch", "onnx", "onnx-int8", "torch-bf16")
 #: The backend used unless told otherwise. fp32 ONNX Runtime returns PyTorch's vectors and is
 #: faster in every measure of ``benchmarks/results/bench_encoder.md``. int8 (smoothed for the
 #: packaged encoder) and bfloat16 encode a catalogue faster with every score there within 0.003
-#: of fp32's, but their vectors are close to PyTorch's, not equal; int8 makes its graph on first
-#: use (about 10 s) and moves other models' scores more, bfloat16 imports PyTorch and is fast
+#: of fp32's, but their vectors are close to PyTorch's, not equal; int8's also depend on the
+#: texts batched with them (one activation scale per batch: a text encoded among other texts
+#: kept a cosine of 0.9966 or more with itself), so what a process encoded first, which the
+#: embedding stores keep, moves its later results a little. int8 makes its graph on first use
+#: (about 10 s) and moves other models' scores more, bfloat16 imports PyTorch and is fast
 #: only on CPUs with AVX512-BF16 or AMX. Both are asked for by name. PyTorch is the choice for
 #: a GPU.
 DEFAULT_BACKEND = "onnx"
