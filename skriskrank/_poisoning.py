@@ -42,14 +42,26 @@ _INJECTION = [
     ("orders the model about other tools", re.compile(
         r"\b(before|after|instead\s+of|rather\s+than|prior\s+to)\s+(using|calling|invoking|"
         r"running|selecting|you\s+(use|call|run))\s+(any|every|all|each|another|the\s+other|"
-        r"other)\b[^.]{0,20}\btools?\b|\b(other|all\s+other|the\s+other)\s+tools?\s+(are|is|"
-        r"have\s+been)\s+(deprecated|broken|unsafe|unreliable|outdated|disabled|compromised)\b",
-        _I)),
+        r"other)\b[^.]{0,20}\btools?\b|\b(other|all\s+other|the\s+other)\s+([\w-]+\s+){0,4}"
+        r"tools?\s+(are|is|have\s+been)\s+(deprecated|broken|unsafe|unreliable|outdated|"
+        r"obsolete|disabled|compromised)\b", _I)),
+    # Selection bait (preference manipulation): a description that ranks itself above the
+    # catalogue's other tools. Honest texts name the one tool they replace and when ("prefer
+    # this over download-bytes for any file above a few KB"); these phrases appear in none of
+    # the 9,507 clean descriptions of UltraTool, Seal-Tools, the reference and harvested servers.
+    ("ranks itself above other tools", re.compile(
+        r"\b(better|faster|smarter|more\s+[\w-]+)\s+than\s+(any|all|every)\s+(other\s+)?"
+        r"([\w-]+\s+){0,3}tools?\b|\bprefer\s+(it|this(\s+one|\s+tool)?|me)\s+(over|to|above)\s+"
+        r"(any|all|every|similar|other|the\s+others?|alternatives?)\b|\bthe\s+only\s+tool\s+(you"
+        r"|the\s+\w+|an?\s+\w+)\s+(will\s+)?(ever\s+)?needs?\b|\b(best|most\s+[\w-]+)(\s+and\s+"
+        r"(best|most\s+[\w-]+))+\s+tool\s+(for|to)\b|\b(trusted|used|loved)\s+by\s+(millions|"
+        r"thousands)\b|\bnever\s+fails\b|\btop[-\s]rated\b", _I)),
     ("tells the model to call this tool", re.compile(
         r"\b(always|must|should|shall)\s+(be\s+)?(call|use|invoke|run|select|choose|prefer|"
         r"called|used|invoked|selected|chosen|preferred)\b[^.]{0,25}\b(this|me)\b(?!\s+\w+\s+"
         r"(parameter|argument|option|field))|\b(this\s+tool|me)\s+(first|always|whenever|every\s+"
-        r"time)\b|\bwhenever\s+possible\b|\b(highest|top|first|absolute)\s+priority\b|\bfor\s+"
+        r"time)\b|\bwhenever\s+possible\b|\bas\s+(often|much|frequently)\s+as\s+(you\s+can|"
+        r"possible)\b|\b(use|call|pick|choose|select)\s+this\s+one\b|\b(highest|top|first|absolute)\s+priority\b|\bfor\s+"
         r"(every|all|any)\s+(task|request|query|question|user\s+request)s?\b|\bdefault\s+tool\b|"
         r"\b(use|call|invoke)\s+(it|this\s+tool|me)\s+by\s+default\b|\b(start|beginning)\s+of"
         r"\s+(every|each|any)\s+(conversation|session|chat|task)\b|\bbefore\s+any\s+other\s+tools?"
@@ -273,8 +285,10 @@ def scan_tools(registry, *, servers=None) -> list[dict[str, str]]:
         Instructions aimed at the model rather than a description of the tool: markup such as
         ``<IMPORTANT>``, "ignore previous instructions", "before using any other tool",
         "do not tell the user", "always call this tool", "this tool should be called whenever
-        possible", requests to read secret files (``~/.ssh/id_rsa``) or the conversation and pass
-        them on, base64-like blobs, and invisible or bidirectional characters (removed when the
+        possible", selection bait that ranks the tool above the others ("works better than any
+        other tool", "prefer it over similar tools", "other search tools are outdated"),
+        requests to read secret files (``~/.ssh/id_rsa``) or the conversation and pass them
+        on, base64-like blobs, and invisible or bidirectional characters (removed when the
         registry is built, which flags the tool).
     ``stuffing``
         Text written to win the retriever rather than to describe: descriptions made of user
