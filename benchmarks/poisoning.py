@@ -65,7 +65,8 @@ Measured, per attack and catalogue:
 And on clean catalogues: the share of tools flagged (UltraTool, Seal-Tools
 ``test_in_domain``'s registry, the MCP reference tools, each tool on its own catalogue's
 server), and NDCG@5 of ``pretrained_pipeline`` on UltraTool and Seal-Tools without and with
-the scan's flags.
+the scan's flags; and the share of the harvested real MCP servers' tools flagged, each
+server on its own (outside the targets).
 
 Targets: >= 90% of injected tools flagged, <= 2% of clean tools flagged; with defences an
 injected tool in the top 5 of <= 1% of non-target queries and <= 10% of target queries;
@@ -898,6 +899,34 @@ def clean_report(name, reg, servers, queries, relevant, auditor, cache, log):
     return res
 
 
+def real_servers(log) -> dict:
+    """Flags on real third-party MCP servers: the auditor's harvested ``tools/list`` answers,
+    each server scanned on its own (no queries, so no NDCG; outside the targets, which name
+    the catalogues above). How often honest text written by strangers trips the rules."""
+    from benchmarks.bench_audit import HARVEST
+    from skriskrank import load_tools, scan_tools
+
+    flags, examples, paths = Counter(), [], sorted(HARVEST.glob("*__*.json"))
+    n_tools = n_flagged = 0
+    for path in paths:
+        reg = load_tools({path.stem: json.loads(path.read_text(encoding="utf-8"))}, scan=False)
+        found = scan_tools(reg, servers=[path.stem] * len(reg))
+        tool_flags = [set(f) | set(own) for f, own in zip(found, reg.flags, strict=True)]
+        n_tools += len(reg)
+        for i, f in enumerate(tool_flags):
+            if f:
+                n_flagged += 1
+                flags.update(f)
+                examples.append({**_example(reg, i, tool_flags, found, 120),
+                                 "server": path.stem})
+    res = {"n_servers": len(paths), "n_tools": n_tools, "n_flagged": n_flagged,
+           "flagged": n_flagged / n_tools, "flag_counts": dict(flags),
+           # every 20th, so the examples spread over servers and rules
+           "examples": examples[::20][:12]}
+    log(f"real servers: {n_flagged}/{n_tools} flagged {dict(flags)}")
+    return res
+
+
 # --------------------------------------------------------------------------------------------
 # Report
 # --------------------------------------------------------------------------------------------
@@ -1032,6 +1061,21 @@ def render(result) -> str:
             ev = "; ".join(f"{k}: {v}" for k, v in ex["evidence"].items())
             lines.append(f"- {name}: `{ex['name']}` ({json.dumps(ex['description'])}) -> "
                          f"{ev[:200]}")
+    real = result.get("real_servers")
+    if real:
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(real["flag_counts"].items()))
+        lines += ["", "## Real MCP servers", "",
+                  f"The {real['n_tools']:,} tools of the {real['n_servers']} real MCP servers "
+                  "harvested for the auditor (`benchmarks/data/mcp_harvest`, each server "
+                  "scanned on its own, no attack): "
+                  f"{real['n_flagged']} flagged ({_fmt(real['flagged'])}; {counts}). They "
+                  "are outside the targets above, which name the catalogues measured there, "
+                  "but they are the text a gateway reads: a flagged tool is graded at least "
+                  "level 4 and needs review. Every 20th flagged tool:", ""]
+        for ex in real["examples"]:
+            ev = "; ".join(f"{k}: {v}" for k, v in ex["evidence"].items())
+            lines.append(f"- {ex['server']}: `{ex['name']}` ({json.dumps(ex['description'])})"
+                         f" -> {ev[:200]}")
     lines += ["", f"Run in {result['seconds']:.0f} s "
               f"({result['environment'].get('cpu_count')} CPUs).", ""]
     return "\n".join(lines)
@@ -1080,6 +1124,7 @@ def main(argv=None) -> dict:
             result.setdefault("heldout_draws", {})[cat.name] = detection_draws(
                 cat, n_tools, auditor, heldout.GENERATORS, heldout.HELDOUT_SEED, HELDOUT_DRAWS,
                 print)
+    result["real_servers"] = real_servers(print)
     result["seconds"] = time.perf_counter() - t0
     result["config"] = {"data": str(data), "quick": args.quick, "seed": SEED, "k": K,
                         "n_tools": N_TOOLS, "targets": TARGETS,
