@@ -92,7 +92,9 @@ _REQUEST = re.compile(
 _LIST_ITEM = re.compile(r"[^,;|/\n]{1,30}")
 _MAX_REQUESTS = 2  # "please" once happens in honest text; user requests come in series
 _MAX_LIST = 10  # separated items of at most three words
-_KEYWORDS = re.compile(r"\b(key\s*words?|tags|search\s+terms|triggers?)\s*:", _I)
+# "tags:" and "trigger:" are left out: real servers document fields and workflows with them
+# (24 of 3,361 harvested tools were flagged for nothing else; benchmarks/results/poisoning.md).
+_KEYWORDS = re.compile(r"\b(key\s*words?|search\s+terms)\s*:", _I)
 # A description that names many things once each: more than _MAX_BROAD distinct content words
 # beyond the name and parameters, few of them repeated (an honest long description returns
 # to its subject, so its words repeat: the sequential-thinking server's 245 content words
