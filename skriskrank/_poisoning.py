@@ -128,6 +128,10 @@ _DESTROYS = frozenset(
     "delete deletes remove removes erase erases wipe wipes drop drops destroy destroys purge "
     "purges overwrite overwrites truncate truncates format formats uninstall uninstalls kill "
     "kills terminate terminates revoke revokes reset resets replace replaces".split())
+_READS = frozenset(
+    "get gets list lists read reads search searches find finds fetch fetches query queries "
+    "show shows describe describes view views lookup inspect inspects preview previews browse "
+    "count counts".split())
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 _CONFUSABLE = str.maketrans({"0": "o", "1": "l", "3": "e", "5": "s", "7": "t", "@": "a",
@@ -166,8 +170,17 @@ def _stuffing(name: str, desc: str, params) -> str | None:
 
 
 def _leading_verbs(name: str, desc: str) -> set[str]:
-    """Verbs the tool states it performs: its name's words and each sentence's first word."""
-    words = set(_words(name))
+    """Verbs the tool states it performs: its name's words and each sentence's first word.
+
+    After a leading read verb, the name's words up to an "and", "or" or "then" name what is
+    read, not what is done: ``get_post_details``, ``list_workflow_runs``, ``get_excel_format``
+    (real read-only tools), but ``list_and_delete_files`` still says "delete".
+    """
+    words = _words(name)
+    if words and words[0] in _READS:
+        joined = [i for i, w in enumerate(words) if w in ("and", "or", "then")]
+        words = words[:1] + (words[joined[0]:] if joined else [])
+    words = set(words)
     for sentence in _SENTENCE.split(desc):
         first = _words(sentence)[:1]
         words.update(first)

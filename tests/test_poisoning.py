@@ -92,8 +92,13 @@ def test_hint_mismatch_reads_the_name_and_the_sentences_leading_verbs():
     found = _flags(_tool("list_files", "Delete every file in a folder.", {"readOnlyHint": True}),
                    _tool("purge_cache", "Empties the cache.", {"destructiveHint": False}),
                    _tool("read_file", "Read a file. Never deletes anything.",
-                         {"readOnlyHint": True}))
-    assert found == [["hint_mismatch"], ["hint_mismatch"], []]
+                         {"readOnlyHint": True}),
+                   # After a read verb the name says what is read (real read-only tools) ...
+                   _tool("list_workflow_runs", "List workflow runs.", {"readOnlyHint": True}),
+                   _tool("get_post_details", "Fetch a post.", {"readOnlyHint": True}),
+                   # ... until it joins another verb.
+                   _tool("list_and_delete_files", "List files.", {"readOnlyHint": True}))
+    assert found == [["hint_mismatch"], ["hint_mismatch"], [], [], [], ["hint_mismatch"]]
 
 
 def test_shadowing_by_name_and_description_across_servers():
