@@ -17,10 +17,10 @@ split are therefore in-sample (three numbers fitted); the test split is not. Ult
 Seal-Tools are never in its training data, so they evaluate it as they are.
 
     python -m benchmarks.real_mcp --data ../shared/data [--train | --readiness | --benchmarks
-                                                         | --encoders]
+                                                         | --encoders | --lengths | --backends]
 
 ``--train`` writes the packaged weights (``skriskrank/data/pretrained_pipeline.npz``) before
-measuring; ``--readiness``, ``--benchmarks`` and ``--encoders`` re-measure only their section.
+measuring; the other options re-measure only their section.
 """
 
 from __future__ import annotations
@@ -369,6 +369,20 @@ def text_lengths(split, *, cache=True, log=print) -> dict:
     return rows
 
 
+def encoder_backends(split, *, cache=True, log=print) -> dict:
+    """Dense and the pretrained pipeline with each encoder backend (the levels stay the
+    default auditor's, so only the ranking's vectors change)."""
+    ds, rows = catalogue(split), {}
+    for b in BACKENDS:
+        _row(rows, f"dense, backend {b}", _prefix(ds.registry, weight=0, alpha=0, cache=cache,
+                                                  backend=b)[:1]
+             .transform(ds.queries).ranked_indices(), ds, log)
+        _row(rows, f"pretrained pipeline, need-aware filter, backend {b}",
+             pretrained_pipeline(ds.registry, cache=cache, backend=b)
+             .transform(ds.queries).ranked_indices(), ds, log)
+    return rows
+
+
 def need_thresholds(ds, *, cache=True) -> dict:
     """The kept pipeline at other operating points of its need-aware filter: a tool of level
     >= 3 is admitted from this probability of being needed (the default: 0.5)."""
@@ -489,6 +503,11 @@ def render(result: dict) -> str:
     dev, test = result["dev"], result["test"]
     dense, best = dev["rows"]["dense (packaged MiniLM)"], dev["rows"][
         "pretrained pipeline, need-aware filter (default)"]
+    backends = ("" if "backends" not in result else
+                "\nEach encoder backend encoding the texts (`--backends`; queries of the int8 "
+                "and bfloat16 backends go through the fp32 graph; the levels stay the default "
+                "auditor's, so only the ranking's vectors change):\n\n"
+                + _table(result["backends"]) + "\n")
     lengths = "\n".join(
         f"| {k} | {v['recall@k']:.3f} | {v['ndcg@k']:.3f} | {v['risky per list']:.2f} |"
         for k, v in result["lengths"].items())
@@ -548,7 +567,7 @@ What the encoder reads of each text (queries and tools; 128 word pieces is the d
 256 the model's own setting):
 
 {_table(result['text_lengths'])}
-
+{backends}
 The encoder trained for tool search (`trained_encoders`: on Seal-Tools' development queries,
 Apache-2.0, 700 queries and 1,804 query-tool pairs; each against dense, the packaged MiniLM
 as it is):
@@ -668,8 +687,10 @@ def main(argv=None) -> dict:
                       help="measure only the trained encoders; the rest from real_mcp.json")
     only.add_argument("--lengths", action="store_true",
                       help="measure only the text lengths; the rest from real_mcp.json")
+    only.add_argument("--backends", action="store_true",
+                      help="measure only the encoder backends; the rest from real_mcp.json")
     args = parser.parse_args(argv)
-    if args.readiness or args.benchmarks or args.encoders or args.lengths:
+    if args.readiness or args.benchmarks or args.encoders or args.lengths or args.backends:
         result = json.loads((RESULTS / "real_mcp.json").read_text())
         if args.readiness:
             result["readiness"] = readiness()
@@ -677,6 +698,8 @@ def main(argv=None) -> dict:
             result["benchmarks"] = benchmarks(Path(args.data))
         elif args.lengths:
             result["text_lengths"] = text_lengths("dev")
+        elif args.backends:
+            result["backends"] = encoder_backends("dev")
         else:
             result["encoders"] = trained_encoders(
                 catalogue("dev"), load_sealtools(Path(args.data) / "sealtools", "dev"))
@@ -697,6 +720,7 @@ def main(argv=None) -> dict:
     result["weights"] = sentence_weights(dev)
     result["texts"] = text_options("dev")
     result["text_lengths"] = text_lengths("dev")
+    result["backends"] = encoder_backends("dev")
     result["encoders"] = trained_encoders(dev, st)
     result["thresholds"] = need_thresholds(dev)
     result["lengths"] = list_lengths(dev)
