@@ -12,10 +12,10 @@ pieces, longest first.
 ``backend="onnx-int8"`` runs a copy of that graph whose matrix weights are quantized to int8
 per output channel (ONNX Runtime's dynamic quantization: activations are quantized on the fly,
 one scale per batch, so a text's vector moves a little with the texts batched with it), made
-on first use and cached beside it. For the packaged encoder, part
-of each input channel's range is first moved from the activations into the weights
-(SmoothQuant), with the activations' largest values measured on real tool texts and shipped
-with the package (``benchmarks/int8_calibration.py``); other models are quantized as they are.
+on first use and cached beside it. For the packaged encoder, part of each input channel's range
+is first moved from the activations into the weights (SmoothQuant), with the activations'
+largest values measured on real tool texts and shipped with the package
+(``benchmarks/int8_calibration.py``); other models are quantized as they are.
 It is used for the catalogue's texts only; queries go through the fp32 graph
 (:func:`~skriskrank._encoder.query_backend`).
 
