@@ -22,6 +22,14 @@ import numpy as np
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
+#: The real MCP servers' ``tools/list`` answers harvested for the auditor (``docs/data.md``).
+HARVEST = Path(__file__).resolve().parent / "data" / "mcp_harvest"
+
+
+def harvested_files(directory=HARVEST) -> list[Path]:
+    """The harvested servers' files (``<registry>__<server>.json``), in name order."""
+    return sorted(Path(directory).glob("*__*.json"))
+
 
 def best_of(fns: dict, repeats: int, min_seconds: float = 0.0) -> dict:
     """Best wall time of one call of each callable, the callables interleaved every repeat.

@@ -54,10 +54,16 @@ from skriskrank import (  # noqa: E402
 from skriskrank._auditor import DEFAULT_COVERAGE, LEVELS, PRETRAINED_FILE  # noqa: E402
 from skriskrank.datasets import load_sealtools, load_ultratool  # noqa: E402
 
-from ._common import environment, md_table, write_json, write_md  # noqa: E402
+from ._common import (  # noqa: E402
+    HARVEST,
+    environment,
+    harvested_files,
+    md_table,
+    write_json,
+    write_md,
+)
 
 RESULTS = Path(__file__).resolve().parent / "results"
-HARVEST = Path(__file__).resolve().parent / "data" / "mcp_harvest"
 MARKS = ("read-only", "non-destructive write", "destructive")
 PACKAGED = Path(__file__).resolve().parents[1] / "skriskrank" / "data" / PRETRAINED_FILE
 #: The coverages the default is chosen from (smallest with recall of level >= 3 >= 0.90).
@@ -88,7 +94,7 @@ def pooled(registries: dict[str, ToolRegistry]) -> tuple[list[str], np.ndarray, 
 def harvest(harvest_dir=HARVEST) -> dict:
     """The harvested MCP tools whose hints bound their level, with their marks and servers."""
     out = {"texts": [], "bounds": [], "marks": [], "servers": [], "names": []}
-    for path in sorted(Path(harvest_dir).glob("*__*.json")):
+    for path in harvested_files(harvest_dir):
         source = json.loads(path.read_text())["_source"]
         reg = load_tools([path], scan=False)
         bounds = hint_bounds(reg)

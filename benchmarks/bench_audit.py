@@ -21,9 +21,15 @@ import re
 import tempfile
 from pathlib import Path
 
-from benchmarks._common import RESULTS, best_of, environment, md_table, write_json, write_md
-
-HARVEST = Path(__file__).resolve().parent / "data" / "mcp_harvest"
+from benchmarks._common import (
+    RESULTS,
+    best_of,
+    environment,
+    harvested_files,
+    md_table,
+    write_json,
+    write_md,
+)
 
 
 def catalogue(data, n) -> dict:
@@ -39,7 +45,7 @@ def catalogue(data, n) -> dict:
             seen.add(name)
             tools.append({**tool, "name": name})
 
-    for path in sorted(HARVEST.glob("*__*.json")):
+    for path in harvested_files():
         for tool in json.loads(path.read_text())["tools"]:
             add(tool, path.stem.split("__", 1)[1])
     for server, reg in (("ultratool", load_ultratool(Path(data) / "ultratool").registry),

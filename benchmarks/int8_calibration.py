@@ -30,12 +30,13 @@ HELD_OUT = 1000
 
 def texts(data) -> list[str]:
     """The demo's tool texts, then the harvested MCP tools after the held-out ones."""
-    from benchmarks.bench_audit import HARVEST, catalogue
+    from benchmarks._common import harvested_files
+    from benchmarks.bench_audit import catalogue
     from skriskrank import load_tools
     from skriskrank.datasets import load_demo
 
     held_out = {t["name"] for t in catalogue(data, HELD_OUT)["tools"]}
-    tools = [t for path in sorted(HARVEST.glob("*__*.json"))
+    tools = [t for path in harvested_files()
              for t in json.loads(path.read_text(encoding="utf-8"))["tools"]]
     seen, keep = set(held_out), []
     for tool in tools:

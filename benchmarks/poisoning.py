@@ -903,14 +903,14 @@ def real_servers(log) -> dict:
     """Flags on real third-party MCP servers: the auditor's harvested ``tools/list`` answers,
     each server scanned on its own (no queries, so no NDCG; outside the targets, which name
     the catalogues above). How often honest text written by strangers trips the rules."""
-    from benchmarks.bench_audit import HARVEST
+    from benchmarks._common import harvested_files
     from skriskrank import load_tools, scan_tools
 
-    flags, examples, paths = Counter(), [], sorted(HARVEST.glob("*__*.json"))
+    flags, examples, paths = Counter(), [], harvested_files()
     n_tools = n_flagged = 0
     for path in paths:
-        reg = load_tools({path.stem: json.loads(path.read_text(encoding="utf-8"))}, scan=False)
-        found = scan_tools(reg, servers=[path.stem] * len(reg))
+        reg = load_tools([path], scan=False)
+        found = scan_tools(reg)  # one file, one server
         tool_flags = [set(f) | set(own) for f, own in zip(found, reg.flags, strict=True)]
         n_tools += len(reg)
         for i, f in enumerate(tool_flags):

@@ -73,11 +73,10 @@ from skriskrank.baselines import BM25Reranker  # noqa: E402
 from skriskrank.datasets import ToolRetrievalDataset, load_sealtools, load_ultratool  # noqa: E402
 from skriskrank.metrics import ndcg_at_k, needrisk_hit_at_k, recall_at_k, rvr_at_k  # noqa: E402
 
-from ._common import RESULTS, environment, md_table  # noqa: E402
+from ._common import RESULTS, environment, harvested_files, md_table  # noqa: E402
 
 K = 5
 PACKAGED = resources.files("skriskrank") / "data" / PRETRAINED_FILE
-HARVEST = Path(__file__).parent / "data" / "mcp_harvest"
 #: Harvested servers that do what an mcp-bench server does (maps, time, Context7, Reddit): as
 #: distractors they would be right answers counted wrong, so they are left out.
 DUPLICATES = ("google-maps", "context7", "mcp-server-time", "reddit", "amap", "mapbox")
@@ -121,7 +120,7 @@ def catalogue(split, *, distractors=True, text=None, auditor=None) -> ToolRetrie
     ds = load_mcp_bench(split)
     files = sorted((DATA / "tools").glob("*.json"))
     if distractors:
-        files += [f for f in sorted(HARVEST.glob("*__*.json"))
+        files += [f for f in harvested_files()
                   if not any(d in f.name for d in DUPLICATES)]
     source, own = {}, {}
     for f in files:
@@ -450,7 +449,7 @@ def readiness(*, n_tools=1000, repeats=2, backends=BACKENDS) -> dict:
     encoder backend (interleaved, so that their ratio holds under the machine's load)."""
     import anyio
 
-    files = sorted(HARVEST.glob("*__*.json"))
+    files = harvested_files()
     tools = [t for f in files for t in json.loads(f.read_text(encoding="utf-8"))["tools"]]
     seen, unique = set(), []
     for t in tools:
@@ -679,30 +678,24 @@ def main(argv=None) -> dict:
     only = parser.add_mutually_exclusive_group()
     only.add_argument("--train", action="store_true",
                       help="fit the packaged need model on the development split first")
-    only.add_argument("--readiness", action="store_true",
-                      help="measure only the time to readiness; the rest from real_mcp.json")
-    only.add_argument("--benchmarks", action="store_true",
-                      help="measure only UltraTool and Seal-Tools; the rest from real_mcp.json")
-    only.add_argument("--encoders", action="store_true",
-                      help="measure only the trained encoders; the rest from real_mcp.json")
-    only.add_argument("--lengths", action="store_true",
-                      help="measure only the text lengths; the rest from real_mcp.json")
-    only.add_argument("--backends", action="store_true",
-                      help="measure only the encoder backends; the rest from real_mcp.json")
+    # Each re-measures one section of real_mcp.json: (its key, what it measures, how).
+    sections = {
+        "readiness": ("readiness", "the time to readiness", lambda data: readiness()),
+        "benchmarks": ("benchmarks", "UltraTool and Seal-Tools", benchmarks),
+        "encoders": ("encoders", "the trained encoders", lambda data: trained_encoders(
+            catalogue("dev"), load_sealtools(data / "sealtools", "dev"))),
+        "lengths": ("text_lengths", "the text lengths", lambda data: text_lengths("dev")),
+        "backends": ("backends", "the encoder backends", lambda data: encoder_backends("dev")),
+    }
+    for flag, (_, what, _) in sections.items():
+        only.add_argument(f"--{flag}", action="store_true",
+                          help=f"measure only {what}; the rest from real_mcp.json")
     args = parser.parse_args(argv)
-    if args.readiness or args.benchmarks or args.encoders or args.lengths or args.backends:
+    chosen = [flag for flag in sections if getattr(args, flag)]
+    if chosen:
+        key, _, measure = sections[chosen[0]]
         result = json.loads((RESULTS / "real_mcp.json").read_text())
-        if args.readiness:
-            result["readiness"] = readiness()
-        elif args.benchmarks:
-            result["benchmarks"] = benchmarks(Path(args.data))
-        elif args.lengths:
-            result["text_lengths"] = text_lengths("dev")
-        elif args.backends:
-            result["backends"] = encoder_backends("dev")
-        else:
-            result["encoders"] = trained_encoders(
-                catalogue("dev"), load_sealtools(Path(args.data) / "sealtools", "dev"))
+        result[key] = measure(Path(args.data))
         (RESULTS / "real_mcp.json").write_text(json.dumps(result, indent=2, default=str))
         (RESULTS / "real_mcp.md").write_text(render(result))
         return result

@@ -179,8 +179,8 @@ def _leading_verbs(name: str, desc: str) -> set[str]:
     """
     words = _words(name)
     if words and words[0] in _READS:
-        joined = [i for i, w in enumerate(words) if w in ("and", "or", "then")]
-        words = words[:1] + (words[joined[0]:] if joined else [])
+        joined = next((i for i, w in enumerate(words) if w in ("and", "or", "then")), len(words))
+        words = words[:1] + words[joined:]
     words = set(words)
     for sentence in _SENTENCE.split(desc):
         first = _words(sentence)[:1]
