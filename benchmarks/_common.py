@@ -136,6 +136,10 @@ def environment() -> dict:
 
         info["torch"] = torch.__version__
         info["torch_threads"] = torch.get_num_threads()
+        # The instructions the int8 and bfloat16 backends' speed depends on.
+        caps = getattr(torch.cpu, "get_capabilities", dict)()
+        info["cpu"] = {k: caps[k] for k in ("cpu_name", "avx2", "avx512_f", "avx512_vnni",
+                                            "avx_vnni", "avx512_bf16", "amx_int8") if k in caps}
     with contextlib.suppress(ImportError):
         from threadpoolctl import threadpool_info
 

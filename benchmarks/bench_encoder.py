@@ -36,6 +36,7 @@ import numpy as np
 
 from benchmarks._common import RESULTS, environment, in_turns, md_table, write_json, write_md
 from skriskrank._encoder import BACKENDS
+from skriskrank._onnx import native_bf16
 
 
 def _texts(data, n):
@@ -54,17 +55,17 @@ def _encode(texts, backend, **kwargs):
     return encode(texts, cache=False, backend=backend, show_progress_bar=False, **kwargs)[0]
 
 
-def latency(n_queries):
+def latency(n_queries, backends=BACKENDS):
     from skriskrank._encoder import query_backend
 
     queries = [f"{v} {o} #{i}" for i, (v, o) in enumerate(
         (v, o) for v in ("delete", "archive", "email me", "translate", "summarise", "back up")
         for o in ("the old log files", "last week's invoices", "the sales report",
                   "all unread messages", "the meeting notes") * 10)][:n_queries]
-    for b in BACKENDS:
+    for b in backends:
         _encode(queries[:5], query_backend(b))
-    lat = {b: [] for b in BACKENDS}
-    for b, i in in_turns(len(queries), BACKENDS):
+    lat = {b: [] for b in backends}
+    for b, i in in_turns(len(queries), backends):
         t0 = time.perf_counter()
         _encode([queries[i]], query_backend(b))
         lat[b].append(1e3 * (time.perf_counter() - t0))
@@ -83,10 +84,10 @@ def _best_of_two(texts, runs):
     return best
 
 
-def throughput(data, n):
+def throughput(data, n, backends=BACKENDS):
     texts = _texts(data, n)
-    best = _best_of_two(texts, {b: {"backend": b} for b in BACKENDS})
-    cos = {b: (best["torch"][1] * best[b][1]).sum(axis=1) for b in BACKENDS[1:]}
+    best = _best_of_two(texts, {b: {"backend": b} for b in backends})
+    cos = {b: (best["torch"][1] * best[b][1]).sum(axis=1) for b in backends[1:]}
     return {"seconds": {b: t for b, (t, _) in best.items()}, "n_texts": len(texts),
             "median_chars": float(np.median([len(t) for t in texts])),
             "cosine": {b: {"min": float(c.min()), "mean": float(c.mean())}
@@ -100,17 +101,17 @@ def throughput(data, n):
 SETTINGS = {"batch_size": (8, 16, 32, 64), "max_seq_length": (128, 256)}
 
 
-def setting(data, n, name):
+def setting(data, n, name, backends=BACKENDS):
     """Seconds to encode ``n`` tool texts per backend and value of the encoder's setting
     ``name`` (the others at their defaults), best of two interleaved runs."""
     texts, values = _texts(data, n), SETTINGS[name]
     best = _best_of_two(texts, {(b, v): {"backend": b, name: v}
-                                for v in values for b in BACKENDS})
+                                for v in values for b in backends})
     return {"n_texts": len(texts),
-            "seconds": {b: {v: best[b, v][0] for v in values} for b in BACKENDS}}
+            "seconds": {b: {v: best[b, v][0] for v in values} for b in backends}}
 
 
-def dense_ndcg(data):
+def dense_ndcg(data, backends=BACKENDS):
     from skriskrank import FrozenEmbedder
     from skriskrank.datasets import load_sealtools, load_ultratool
     from skriskrank.metrics import ndcg_at_k
@@ -119,14 +120,14 @@ def dense_ndcg(data):
     for name, ds in (("UltraTool", load_ultratool(Path(data) / "ultratool")),
                      ("Seal-Tools", load_sealtools(Path(data) / "sealtools", "test_in_domain"))):
         out[name] = {}
-        for b in BACKENDS:
+        for b in backends:
             embed = FrozenEmbedder(ds.registry, backend=b, show_progress_bar=False).fit(None)
             top = embed.transform(ds.queries).ranked_names(5)
             out[name][b] = float(ndcg_at_k(top, ds.relevant, k=5))
     return out
 
 
-def pipeline_ultratool(data, folds):
+def pipeline_ultratool(data, folds, backends=BACKENDS):
     """embed -> retrieve(100) -> rerank on UltraTool, 5-fold, as ``pipeline_quality`` runs it."""
     from sklearn.model_selection import KFold
 
@@ -134,12 +135,12 @@ def pipeline_ultratool(data, folds):
     from skriskrank.datasets import load_ultratool
 
     ds = load_ultratool(Path(data) / "ultratool")
-    runs = {b: [] for b in BACKENDS}
+    runs = {b: [] for b in backends}
     for f, (tr, te) in enumerate(KFold(5, shuffle=True, random_state=0).split(ds.queries)):
         if f >= folds:
             break
         train, test = ds.subset(tr), ds.subset(te)
-        for b in BACKENDS:
+        for b in backends:
             pipe = _pipe(ds.registry, True, 100, 0, backend=b).fit(train.queries, train.relevant)
             rep = _report(pipe, test)
             runs[b].append([rep["ndcg@5"], rep["rvr@5"]])
@@ -147,7 +148,7 @@ def pipeline_ultratool(data, folds):
             for b, v in runs.items()}
 
 
-def auditor_qwk(data, folds):
+def auditor_qwk(data, folds, backends=BACKENDS):
     """The auditor's pooled k-fold QWK (coverage 0.5), as ``benchmarks.audit`` measures it."""
     from sklearn.base import clone
     from sklearn.model_selection import StratifiedKFold
@@ -159,7 +160,7 @@ def auditor_qwk(data, folds):
     texts = np.asarray(texts, dtype=object)
     marked = harvest()
     out = {}
-    for b in BACKENDS:
+    for b in backends:
         auditor = RiskAuditor(backend=b, show_progress_bar=False)
         P = np.zeros((len(y), 5))
         for tr, te in StratifiedKFold(folds, shuffle=True, random_state=0).split(texts, y):
@@ -170,11 +171,11 @@ def auditor_qwk(data, folds):
     return out
 
 
-def neighbours(data, n):
+def neighbours(data, n, backends=BACKENDS):
     """Cosine, per backend, of a text's vectors among ``n`` texts and among every other one."""
     texts = _texts(data, n)
     out = {}
-    for b in BACKENDS:
+    for b in backends:
         whole = _encode(texts, b)
         apart = np.empty_like(whole)
         for start in (0, 1):
@@ -184,20 +185,21 @@ def neighbours(data, n):
     return {"n_texts": len(texts), "cosine": out}
 
 
-def speed(data, *, n_queries, sizes):
+def speed(data, *, n_queries, sizes, backends=BACKENDS):
     """The speed rows: latency, the batch-size and text-length tables, throughput."""
-    return {"latency_ms": latency(n_queries),
-            **{name: setting(data, sizes[0], name) for name in SETTINGS},
-            "throughput": {n: throughput(data, n) for n in sizes}}
+    return {"latency_ms": latency(n_queries, backends),
+            **{name: setting(data, sizes[0], name, backends) for name in SETTINGS},
+            "throughput": {n: throughput(data, n, backends) for n in sizes}}
 
 
-def quality(data, *, folds, n_neighbours):
+def quality(data, *, folds, n_neighbours, backends=BACKENDS):
     """The quality rows, with the encoder settings they were measured at."""
     from skriskrank._encoder import DEFAULT_BATCH_SIZE, DEFAULT_MAX_SEQ_LENGTH
 
-    return {"dense_ndcg5": dense_ndcg(data), "pipeline_ultratool": pipeline_ultratool(data, folds),
-            "auditor_qwk": auditor_qwk(data, folds),
-            "neighbours": neighbours(data, n_neighbours),
+    return {"dense_ndcg5": dense_ndcg(data, backends),
+            "pipeline_ultratool": pipeline_ultratool(data, folds, backends),
+            "auditor_qwk": auditor_qwk(data, folds, backends),
+            "neighbours": neighbours(data, n_neighbours, backends),
             "quality_settings": {"batch_size": DEFAULT_BATCH_SIZE,
                                  "max_seq_length": DEFAULT_MAX_SEQ_LENGTH}}
 
@@ -263,32 +265,63 @@ RESEARCH_NOTES = """\
 - **More threads or sessions.** The exported graph encoded the 1,000 texts in 23.47 s on one
   thread and 12.04 s on two; two sessions of one thread each, on alternate texts, took
   12.22 s (int8: 9.95, 5.26, 5.23 s). Both cores are already busy.
+- **int8 on a CPU without VNNI.** The notes above were measured on a CPU with AVX512-BF16
+  (and so AVX512-VNNI); the table at the top on one with AVX2 only. There ONNX Runtime
+  multiplies uint8 activations by int8 weights with `VPMADDUBSW`, which adds two products in
+  int16 and saturates past 32,767: a 64 x 384 by 384 x 384 product of large values came out
+  up to 40% off the exact sums with weights up to 127, exact with weights up to 64. With 8-bit
+  weights (per channel, so each column reaches 127) the int8 graph's mean cosine with fp32 on
+  the 1,000 texts was 0.9935 (min 0.9851), and dense NDCG@5 moved by -0.018 on UltraTool
+  (0.3313 against fp32 ONNX's 0.3497) and -0.004 on Seal-Tools: the same graph, other
+  results on another CPU. In 7 bits (`reduce_range`, ONNX Runtime's own remedy) every CPU
+  sums the products exactly: 0.9957 (min 0.9920), +0.0004 and -0.004, no slower (best of
+  two interleaved runs, 9.55 s against 8-bit's 10.23 s, fp32 14.31 s): kept. Tried with it:
+  SmoothQuant alpha 0.5, 0.6, 0.8, 0.9, 1.0 gave a mean cosine of 0.9827, 0.9932, 0.9965,
+  0.9949, 0.9941 (0.7: 0.9957), but alpha 0.8 moved dense NDCG@5 by -0.008 / +0.0001, so 0.7
+  stays; uint8 weights
+  (`QUInt8`, which ONNX Runtime multiplies without the int16 step): 0.9975, -0.006 /
+  -0.0005, but 11.78 s against 7-bit's 9.55 s. One activation scale per token, not per
+  batch (its zero point taken out after the product, as ONNX Runtime's int8 products take one
+  zero point per matrix): each vector independent of its neighbours (cosine 0.999999) and
+  0.9976 with fp32, but 12.10 s against 9.66 s (fp32 14.01 s).
 
 `onnx-int8` now smooths the packaged encoder at alpha 0.7, with statistics measured on the
 demo's 202 tools and 2,279 real MCP tools that leave out the 1,000 above
-(`benchmarks/int8_calibration.py`): the table at the top measures it. "Unsmoothed int8" in
-these notes is the backend before.
+(`benchmarks/int8_calibration.py`), and quantizes its weights in 7 bits: the table at the top
+measures it. "Unsmoothed int8" in these notes is the backend before.
 """
+
+
+def _machine(env) -> str:
+    """The CPU the figures hold for: int8's and bfloat16's speed depend on its instructions."""
+    cpu = env.get("cpu")
+    if not cpu:
+        return ""
+    keys = ("avx2", "avx512_f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_int8")
+    has, lacks = ([k for k in keys if bool(cpu.get(k)) is want] for want in (True, False))
+    return (f"Measured on {env.get('cpu_count')} cores of an {cpu.get('cpu_name', 'unknown CPU')}"
+            f" (with: {', '.join(has) or 'none'}; without: {', '.join(lacks) or 'none'}).")
 
 
 def render(result) -> str:
     lat, thr = result["latency_ms"], result["throughput"]
+    backends = result.get("backends", BACKENDS)
 
     def speed(label, values):  # seconds or ms: lower is better; the ratio is torch / backend
-        return [label, *(f"{values[b]:.2f}" for b in BACKENDS),
-                *(f"{values['torch'] / values[b]:.2f}x" for b in BACKENDS[1:])]
+        return [label, *(f"{values[b]:.2f}" for b in backends),
+                *(f"{values['torch'] / values[b]:.2f}x" for b in backends[1:])]
 
     def quality(label, values, fmt=".4f"):
-        return [label, *(f"{values[b]:{fmt}}" for b in BACKENDS),
-                *(f"{values[b] - values['torch']:+{fmt}}" for b in BACKENDS[1:])]
+        return [label, *(f"{values[b]:{fmt}}" for b in backends),
+                *(f"{values[b] - values['torch']:+{fmt}}" for b in backends[1:])]
 
-    rows = [speed("single query p50 (ms)", {b: lat[b]["p50"] for b in BACKENDS}),
-            speed("single query p99 (ms)", {b: lat[b]["p99"] for b in BACKENDS})]
+    rows = [speed("single query p50 (ms)", {b: lat[b]["p50"] for b in backends}),
+            speed("single query p99 (ms)", {b: lat[b]["p99"] for b in backends})]
     rows += [speed(f"{t['n_texts']:,} tool texts (s; median {t['median_chars']:.0f} characters)",
                    t["seconds"]) for t in thr.values()]
     rows += [quality(f"dense NDCG@5, {name}", v) for name, v in result["dense_ndcg5"].items()]
     pipe = result["pipeline_ultratool"]
-    rows += [quality(f"pipeline {m.upper()}, UltraTool 5-fold", {b: pipe[b][m] for b in BACKENDS})
+    rows += [quality(f"pipeline {m.upper()}, UltraTool 5-fold", {b: pipe[b][m] for b in backends})
              for m in ("ndcg@5", "rvr@5")]
     rows.append(quality("auditor pooled 5-fold QWK", result["auditor_qwk"]))
     if "neighbours" in result:
@@ -302,7 +335,7 @@ def render(result) -> str:
         values = list(by["seconds"]["torch"])
         return md_table(["backend", *(f"{label} {v}" for v in values)],
                         [[b, *(f"{by['seconds'][b][v]:.2f}" for v in values)]
-                         for b in BACKENDS])
+                         for b in backends])
     cos = "; ".join(f"{b} at {t['n_texts']:,}: min {c['min']:.4f}, mean {c['mean']:.4f}"
                     for t in thr.values() for b, c in t["cosine"].items())
     return ("# The encoder's backends: PyTorch, ONNX Runtime, int8 and bfloat16\n\n"
@@ -310,8 +343,11 @@ def render(result) -> str:
             "backend's (higher is faster); differences are the backend's score minus "
             "PyTorch's. `onnx-int8` encodes tool texts with int8 weights and `torch-bf16` with "
             "bfloat16 ones in PyTorch; both encode queries with the fp32 graph, so their query "
-            "latency is the fp32 graph's.\n\n"
-            + md_table(["measure", *BACKENDS, *(f"{b} vs torch" for b in BACKENDS[1:])], rows)
+            "latency is the fp32 graph's. " + _machine(result.get("environment", {}))
+            + ("" if "torch-bf16" in backends else " `torch-bf16` is left out: this CPU has "
+               "neither AVX512-BF16 nor AMX, so PyTorch would emulate bfloat16 (its figures "
+               "on a CPU that computes in it are this page at commit ccf9139).") + "\n\n"
+            + md_table(["measure", *backends, *(f"{b} vs torch" for b in backends[1:])], rows)
             + f"\n\nCosine with PyTorch's embeddings of the same texts: {cos}. The quality rows "
             f"were measured in batches of {result['quality_settings']['batch_size']}, reading "
             f"{result['quality_settings']['max_seq_length']} word pieces of each text.\n\n"
@@ -341,10 +377,17 @@ def main(argv=None):
     n_queries, sizes = (50, (200,)) if args.quick else (300, (1_000, 10_000))
     result = (json.loads((args.out / "bench_encoder.json").read_text())
               if args.speed or args.quality else {})
+    # Emulated bfloat16 measures PyTorch's emulation, not the backend (and takes hours).
+    backends = tuple(b for b in BACKENDS if b != "torch-bf16" or native_bf16())
+    if result and tuple(result.get("backends", BACKENDS)) != backends:
+        parser.error("--speed and --quality keep the other rows, which were measured with "
+                     "other backends: run them all")
+    result["backends"] = backends
     if not args.quality:
-        result.update(speed(args.data, n_queries=n_queries, sizes=sizes))
+        result.update(speed(args.data, n_queries=n_queries, sizes=sizes, backends=backends))
     if not args.speed:
-        result.update(quality(args.data, folds=2 if args.quick else 5, n_neighbours=sizes[0]))
+        result.update(quality(args.data, folds=2 if args.quick else 5, n_neighbours=sizes[0],
+                              backends=backends))
     result["environment"] = environment()
     write_json(args.out, "bench_encoder", result)
     write_md(args.out, "bench_encoder", render(result))

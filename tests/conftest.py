@@ -52,6 +52,23 @@ def _fixed_seeds():
     torch.manual_seed(0)
 
 
+@pytest.fixture
+def bf16_loads():
+    """``bf16_loads(backend)``: a context that expects the warning a ``torch-bf16`` encoder
+    gives when it loads on a CPU that emulates bfloat16, and nothing elsewhere."""
+    import contextlib
+    import re
+
+    from skriskrank._onnx import MSG_BF16_EMULATED, native_bf16
+
+    def expect(backend):
+        if backend != "torch-bf16" or native_bf16():
+            return contextlib.nullcontext()
+        return pytest.warns(UserWarning, match=re.escape(MSG_BF16_EMULATED))
+
+    return expect
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     if not (DATA_DIR / "ultratool").is_dir():

@@ -261,6 +261,37 @@ def test_int8_is_smoothed_with_the_statistics_of_the_packaged_encoder_only(tiny_
         assert {shipped[n].dtype.kind for n in shipped.files} == {"f", "U"}
 
 
+def test_int8_weights_are_small_enough_for_every_cpu_to_multiply_exactly(tiny_model, tmp_path):
+    # Without VNNI, ONNX Runtime sums uint8 x int8 products two at a time in int16: exact
+    # only while 2 * 255 * |w| <= 32,767. The int8 graph's weights stay within that bound,
+    # and at that bound this CPU's integer product is numpy's exact one.
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    from skriskrank._onnx import OnnxEncoder
+
+    session = OnnxEncoder(tiny_model, tmp_path, int8=True).session
+    graph = onnx.load(session._model_path).graph
+    weights = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
+    products = [n for n in graph.node if n.op_type == "MatMulInteger"]
+    assert products
+    bound = max(np.abs(weights[n.input[1]].astype(int)).max() for n in products)
+    assert 2 * 255 * bound <= 2**15 - 1, bound
+    rng = np.random.default_rng(0)
+    a = rng.integers(240, 256, (8, 64), dtype=np.uint8)  # the largest activations
+    for w in (np.full((64, 16), bound, np.int8), rng.integers(-bound, bound + 1, (64, 16),
+                                                              dtype=np.int8)):
+        model = helper.make_model(helper.make_graph(
+            [helper.make_node("MatMulInteger", ["a", "w"], ["y"])], "product",
+            [helper.make_tensor_value_info("a", TensorProto.UINT8, a.shape)],
+            [helper.make_tensor_value_info("y", TensorProto.INT32, None)],
+            [numpy_helper.from_array(w, "w")]), opset_imports=[helper.make_opsetid("", 17)])
+        y = ort.InferenceSession(model.SerializeToString(),
+                                 providers=["CPUExecutionProvider"]).run(None, {"a": a})[0]
+        np.testing.assert_array_equal(y, a.astype(np.int64) @ w.astype(np.int64))
+
+
 def test_an_onnx_cache_that_cannot_be_written_costs_a_warning_not_the_backend(
         tiny_model, tmp_path, monkeypatch):
     import tempfile
@@ -919,7 +950,8 @@ def test_onnx_batches_texts_by_word_pieces_with_the_least_padding(tmp_path, monk
 @pytest.mark.slow
 @pytest.mark.parametrize("backend, closest", [("onnx-int8", 0.99), ("torch-bf16", 0.999)])
 def test_catalogue_backends_encode_tools_below_fp32_and_queries_in_fp32(tmp_path, monkeypatch,
-                                                                         backend, closest):
+                                                                         backend, closest,
+                                                                         bf16_loads):
     from skriskrank.datasets import load_demo
 
     monkeypatch.setenv("SKRISKRANK_CACHE", str(tmp_path))
@@ -927,7 +959,8 @@ def test_catalogue_backends_encode_tools_below_fp32_and_queries_in_fp32(tmp_path
     demo = load_demo()
     queries = demo.queries[:50]
     fp32 = FrozenEmbedder(demo.registry, backend="onnx").fit(None)
-    low = FrozenEmbedder(demo.registry, backend=backend).fit(None)
+    with bf16_loads(backend):
+        low = FrozenEmbedder(demo.registry, backend=backend).fit(None)
     # Only the catalogue goes through int8 or bfloat16: it is close to fp32, not equal to it.
     cosine = (fp32.tool_embeddings_ * low.tool_embeddings_).sum(axis=1)
     assert closest <= cosine.min() and cosine.max() < 1 - 1e-7, (cosine.min(), cosine.max())
