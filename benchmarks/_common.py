@@ -150,6 +150,27 @@ def environment() -> dict:
     return info
 
 
+def machine(env) -> str:
+    """The CPU the figures hold for: int8's and bfloat16's speed depend on its instructions."""
+    cpu = env.get("cpu")
+    if not cpu:
+        return ""
+    keys = ("avx2", "avx512_f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_int8")
+    has, lacks = ([k for k in keys if bool(cpu.get(k)) is want] for want in (True, False))
+    return (f"Measured on {env.get('cpu_count')} cores of an {cpu.get('cpu_name', 'unknown CPU')}"
+            f" (with: {', '.join(has) or 'none'}; without: {', '.join(lacks) or 'none'}).")
+
+
+def measured_backends() -> tuple:
+    """The encoder backends worth measuring on this CPU: every one but ``torch-bf16`` where
+    the CPU lacks bfloat16 instructions (PyTorch would emulate them: that measures the
+    emulation, not the backend, and takes hours)."""
+    from skriskrank._encoder import BACKENDS
+    from skriskrank._onnx import native_bf16
+
+    return tuple(b for b in BACKENDS if b != "torch-bf16" or native_bf16())
+
+
 def write_json(out: Path, name: str, payload: dict) -> Path:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

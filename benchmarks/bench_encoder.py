@@ -34,9 +34,17 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks._common import RESULTS, environment, in_turns, md_table, write_json, write_md
+from benchmarks._common import (
+    RESULTS,
+    environment,
+    in_turns,
+    machine,
+    md_table,
+    measured_backends,
+    write_json,
+    write_md,
+)
 from skriskrank._encoder import BACKENDS
-from skriskrank._onnx import native_bf16
 
 
 def _texts(data, n):
@@ -292,17 +300,6 @@ measures it. "Unsmoothed int8" in these notes is the backend before.
 """
 
 
-def _machine(env) -> str:
-    """The CPU the figures hold for: int8's and bfloat16's speed depend on its instructions."""
-    cpu = env.get("cpu")
-    if not cpu:
-        return ""
-    keys = ("avx2", "avx512_f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_int8")
-    has, lacks = ([k for k in keys if bool(cpu.get(k)) is want] for want in (True, False))
-    return (f"Measured on {env.get('cpu_count')} cores of an {cpu.get('cpu_name', 'unknown CPU')}"
-            f" (with: {', '.join(has) or 'none'}; without: {', '.join(lacks) or 'none'}).")
-
-
 def render(result) -> str:
     lat, thr = result["latency_ms"], result["throughput"]
     backends = result.get("backends", BACKENDS)
@@ -343,7 +340,7 @@ def render(result) -> str:
             "backend's (higher is faster); differences are the backend's score minus "
             "PyTorch's. `onnx-int8` encodes tool texts with int8 weights and `torch-bf16` with "
             "bfloat16 ones in PyTorch; both encode queries with the fp32 graph, so their query "
-            "latency is the fp32 graph's. " + _machine(result.get("environment", {}))
+            "latency is the fp32 graph's. " + machine(result.get("environment", {}))
             + ("" if "torch-bf16" in backends else " `torch-bf16` is left out: this CPU has "
                "neither AVX512-BF16 nor AMX, so PyTorch would emulate bfloat16 (its figures "
                "on a CPU that computes in it are this page at commit ccf9139).") + "\n\n"
@@ -377,8 +374,7 @@ def main(argv=None):
     n_queries, sizes = (50, (200,)) if args.quick else (300, (1_000, 10_000))
     result = (json.loads((args.out / "bench_encoder.json").read_text())
               if args.speed or args.quality else {})
-    # Emulated bfloat16 measures PyTorch's emulation, not the backend (and takes hours).
-    backends = tuple(b for b in BACKENDS if b != "torch-bf16" or native_bf16())
+    backends = measured_backends()
     if result and tuple(result.get("backends", BACKENDS)) != backends:
         parser.error("--speed and --quality keep the other rows, which were measured with "
                      "other backends: run them all")

@@ -53,7 +53,6 @@ from skriskrank import (  # noqa: E402
 )
 from skriskrank._base import check_relevant  # noqa: E402
 from skriskrank._encoder import (  # noqa: E402
-    BACKENDS,
     DEFAULT_BACKEND,
     DEFAULT_MAX_SEQ_LENGTH,
     encode,
@@ -73,7 +72,14 @@ from skriskrank.baselines import BM25Reranker  # noqa: E402
 from skriskrank.datasets import ToolRetrievalDataset, load_sealtools, load_ultratool  # noqa: E402
 from skriskrank.metrics import ndcg_at_k, needrisk_hit_at_k, recall_at_k, rvr_at_k  # noqa: E402
 
-from ._common import RESULTS, environment, harvested_files, md_table  # noqa: E402
+from ._common import (  # noqa: E402
+    RESULTS,
+    environment,
+    harvested_files,
+    machine,
+    md_table,
+    measured_backends,
+)
 
 K = 5
 PACKAGED = resources.files("skriskrank") / "data" / PRETRAINED_FILE
@@ -372,7 +378,7 @@ def encoder_backends(split, *, cache=True, log=print) -> dict:
     """Dense and the pretrained pipeline with each encoder backend (the levels stay the
     default auditor's, so only the ranking's vectors change)."""
     ds, rows = catalogue(split), {}
-    for b in BACKENDS:
+    for b in measured_backends():
         _row(rows, f"dense, backend {b}", _prefix(ds.registry, weight=0, alpha=0, cache=cache,
                                                   backend=b)[:1]
              .transform(ds.queries).ranked_indices(), ds, log)
@@ -441,7 +447,7 @@ async def _serve_seconds(tools: Path, backend: str) -> float:
         return time.perf_counter() - t0
 
 
-def readiness(*, n_tools=1000, repeats=2, backends=BACKENDS) -> dict:
+def readiness(*, n_tools=1000, repeats=2, backends=None) -> dict:
     """Seconds from a catalogue of ``n_tools`` harvested tools to a pipeline that answers,
     the encoder loaded (and nothing cached), beside encoding their texts alone, and from
     starting ``skriskrank serve --tools`` on them to its first answered search (a new process:
@@ -449,6 +455,7 @@ def readiness(*, n_tools=1000, repeats=2, backends=BACKENDS) -> dict:
     encoder backend (interleaved, so that their ratio holds under the machine's load)."""
     import anyio
 
+    backends = backends or measured_backends()
     files = harvested_files()
     tools = [t for f in files for t in json.loads(f.read_text(encoding="utf-8"))["tools"]]
     seen, unique = set(), []
@@ -474,7 +481,7 @@ def readiness(*, n_tools=1000, repeats=2, backends=BACKENDS) -> dict:
                     ["list my open pull requests"])
                 out[b]["seconds"].append(time.perf_counter() - t0)
                 out[b]["serve_seconds"].append(anyio.run(_serve_seconds, catalogue, b))
-    return {"n_tools": len(registry), "backends": out,
+    return {"n_tools": len(registry), "backends": out, "environment": environment(),
             "median_chars": float(np.median([len(t) for t in registry.texts]))}
 
 
@@ -505,8 +512,10 @@ def render(result: dict) -> str:
     backends = ("" if "backends" not in result else
                 "\nEach encoder backend encoding the texts (`--backends`; queries of the int8 "
                 "and bfloat16 backends go through the fp32 graph; the levels stay the default "
-                "auditor's, so only the ranking's vectors change):\n\n"
-                + _table(result["backends"]) + "\n")
+                "auditor's, so only the ranking's vectors change"
+                + ("" if any("torch-bf16" in row for row in result["backends"]) else
+                   "; `torch-bf16` left out: the CPU it ran on emulates bfloat16")
+                + "):\n\n" + _table(result["backends"]) + "\n")
     lengths = "\n".join(
         f"| {k} | {v['recall@k']:.3f} | {v['ndcg@k']:.3f} | {v['risky per list']:.2f} |"
         for k, v in result["lengths"].items())
@@ -519,6 +528,20 @@ def render(result: dict) -> str:
                            [[r + 1, *(f"{cal[split][col][r]:.3f}" for split, col in columns)]
                             for r in range(len(cal["dev"]["gold rate"]))])
     ready = result["readiness"]
+    where = " " + machine(ready["environment"]) if "environment" in ready else ""
+    by = result.get("backends", {})
+    kept = "`onnx` keeps fp32's scores"
+    if "dense, backend onnx-int8" in by:
+        dense_, pipe_ = (by[f"{name}, backend onnx-int8"]["ndcg@5"]
+                         - by[f"{name}, backend torch"]["ndcg@5"]
+                         for name in ("dense", "pretrained pipeline, need-aware filter"))
+        kept += (f"; `onnx-int8` moves NDCG@5 on the development\nsplit by {dense_:+.3f} for "
+                 f"dense and {pipe_:+.3f} for the pipeline (the backends' table above)")
+    kept += ". On UltraTool and Seal-Tools: `benchmarks/results/bench_encoder.md`."
+    bf16 = ("with `torch-bf16` a new process\npays for importing PyTorch beside ONNX Runtime "
+            "(which encodes the queries), which at 1,000\ntools takes back most of what it "
+            "saves" if "torch-bf16" in ready["backends"] else
+            "`torch-bf16` is left out: this CPU\nemulates bfloat16")
     ready_rows = "\n".join(
         f"| {b} | {', '.join(f'{x:.1f}' for x in r['seconds'])} | "
         f"{', '.join(f'{x:.1f}' for x in r['encoding_seconds'])} | "
@@ -654,7 +677,7 @@ changes nothing here):
 encoder loaded and nothing cached, beside encoding their texts alone, and (last column)
 from starting `skriskrank serve --tools` on the same tools to its first answered search
 (a new process: imports, the encoder's loading and grading included; seconds, each run;
-the encoder's backends interleaved on 2 shared cores):
+the encoder's backends interleaved on 2 shared cores).{where}
 
 | encoder backend | ready to answer (s) | encoding alone (s) | `serve --tools` answers (s) |
 |---|---|---|---|
@@ -664,11 +687,9 @@ The encoder is the whole cost: the pipeline is ready in about the time its tools
 to encode, so a faster encoder backend is what shortens it. `serve --tools` adds a new
 process's imports, the encoder's loading, the auditor's grading and the MCP start-up; the
 texts are encoded once (the pipeline finds the grading's vectors in the embedding cache).
-Both faster backends keep the scores where fp32 puts them
-(`benchmarks/results/bench_encoder.md`). `onnx-int8` (smoothed for the packaged encoder)
-encodes fastest and needs no PyTorch once its graph is made; with `torch-bf16` a new process
-pays for importing PyTorch beside ONNX Runtime (which encodes the queries), which at 1,000
-tools takes back most of what it saves.
+{kept}
+`onnx-int8` (smoothed for the packaged encoder) encodes fastest and needs no PyTorch once its
+graph is made; {bf16}.
 """
 
 
