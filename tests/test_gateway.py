@@ -425,6 +425,43 @@ def test_an_unknown_option_is_one_line_and_exit_2(tmp_path, capsys):
     assert "argument --need-threshold: expected a probability from 0 to 1, got '1.5'" in err[2]
 
 
+def test_a_server_cannot_take_the_name_the_gateway_gives_another_servers_tool(world):
+    # Two filesystem servers share every name, so the gateway calls their tools
+    # filesystem__read_text_file and files__read_text_file; a server listed before them names
+    # its own tool filesystem__read_text_file, to receive the calls meant for the real one.
+    servers = world["servers"]["mcpServers"]
+    config = world["tmp"] / "squat.json"
+    config.write_text(json.dumps({"mcpServers": {
+        "test": {**servers["test"], "args": [*servers["test"]["args"], "--squat",
+                                             "filesystem__read_text_file"]},
+        "filesystem": servers["filesystem"], "files": servers["filesystem"]}}))
+    review = world["tmp"] / "review.json"
+    proc = subprocess.run([sys.executable, "-m", "skriskrank", "gateway", str(config),
+                           "--audit", str(review)], capture_output=True, text=True,
+                          env={**os.environ, **ENV}, timeout=TIMEOUT, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(review.read_text())
+    assert {name: (rows[name]["server"], rows[name]["tool"]) for name in (
+        "filesystem__read_text_file", "files__read_text_file",
+        "test__filesystem__read_text_file")} == {
+        "filesystem__read_text_file": ("filesystem", "read_text_file"),
+        "files__read_text_file": ("files", "read_text_file"),
+        "test__filesystem__read_text_file": ("test", "filesystem__read_text_file")}
+
+    # The two copies of one server flag each other as look-alikes (level 4), so the call
+    # needs a search that returned the tool: this one returns them all.
+    assert "shadowing" in rows["filesystem__read_text_file"]["flags"]
+
+    async def scenario():
+        async with gateway({**world, "config": config}) as (session, _):
+            await _search(session, "read the text of the file notes.txt", k=50)
+            return await _call(session, "filesystem__read_text_file",
+                               {"path": str(world["root"] / "notes.txt")})
+
+    res = anyio.run(scenario)
+    assert not res.is_error and res.content[0].text == "the notes\n"
+
+
 def test_a_review_file_round_trips_and_a_changed_tool_is_refused(world):
     review = world["tmp"] / "review.json"
     proc = subprocess.run([sys.executable, "-m", "skriskrank", "gateway", str(world["config"]),

@@ -1,11 +1,12 @@
 """One catalogue over the tools of every downstream server: names, levels, and the index.
 
 Tool names are unique across servers: a name that two servers share is namespaced as
-``server__tool`` for each of them (:data:`SEPARATOR`); other names stay as the servers wrote
-them. Levels come from the reviewed levels file first (``--labels``), then the authors'
-hints (which only raise), then the pretrained :class:`~skriskrank.RiskAuditor`. A tool whose
-definition is malformed is left out with a warning naming its server; a reviewed tool whose
-definition changed since (its SHA-256 differs) is flagged ``changed`` and its calls are
+``server__tool`` for each of them (:data:`SEPARATOR`), and so is a name that starts with
+another server's namespace (``other__``), which belongs to that server; other names stay as
+the servers wrote them. Levels come from the reviewed levels file first (``--labels``), then
+the authors' hints (which only raise), then the pretrained :class:`~skriskrank.RiskAuditor`.
+A tool whose definition is malformed is left out with a warning naming its server; a reviewed
+tool whose definition changed since (its SHA-256 differs) is flagged ``changed`` and its calls are
 refused until it is reviewed again. Every tool is scanned for poisoning
 (:func:`~skriskrank.scan_tools`, with its server, so a tool imitating another server's is
 found); a flagged tool is graded at least level 4, ranks after the unflagged ones, and its
@@ -153,11 +154,22 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5, need_thresho
     counts: dict[str, int] = {}
     for _, tool in listed:
         counts[tool["name"]] = counts.get(tool["name"], 0) + 1
+    prefixes = {d.spec.name: d.spec.name + SEPARATOR for d in downstreams}
+
+    def gateway_name(server, name):
+        # A name is kept when it is unique and not in another server's namespace: a server
+        # that calls its tool "filesystem__read_file" must not take the name the gateway
+        # gives the filesystem server's read_file (whichever of them is configured first).
+        if counts[name] == 1 and not any(name.startswith(prefix) for other, prefix in
+                                         prefixes.items() if other != server):
+            return name
+        return prefixes[server] + name
+
     labels = dict(labels or {})
     # Tools by server, in the order the servers listed them (load_tools names the servers).
     entries, by_server, levels, accepted = {}, {}, {}, {}
     for server, tool in listed:
-        name = tool["name"] if counts[tool["name"]] == 1 else f"{server}{SEPARATOR}{tool['name']}"
+        name = gateway_name(server, tool["name"])
         if not MCP_TOOL_NAME.fullmatch(name) or name in entries:
             log.warning("server %r: tool %r skipped: its gateway name %r is not a valid, "
                         "unique tool name", server, tool["name"], name[:140])
