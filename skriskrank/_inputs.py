@@ -13,15 +13,21 @@ encode, display or answer with:
   :data:`MCP_TOOL_NAME` is the stricter charset of MCP, OpenAI and Anthropic tool names;
 - a description loses its invisible characters (format and control characters other than
   white space), and the tool is flagged ``"injection"``: hidden text is how instructions
-  to the model are smuggled past a person reading the catalogue.
+  to the model are smuggled past a person reading the catalogue;
+- a tool's ``inputSchema`` (written by its server) and the arguments of a call (written by
+  the agent) meet in :class:`ArgumentSchema`, where no pattern can make a check hang and no
+  ``$ref`` is fetched.
 """
 
 from __future__ import annotations
 
+import itertools
+import json
 import re
 import unicodedata
 
-__all__ = ["MAX_QUERY_LENGTH", "MCP_TOOL_NAME", "check_query", "check_tool_name",
+__all__ = ["MAX_ARGUMENT_DEPTH", "MAX_QUERY_LENGTH", "MCP_TOOL_NAME", "ArgumentSchema",
+           "check_query", "check_tool_name",
            "strip_invisible"]
 
 #: Longest query accepted, in characters. The encoder reads the first 128 word pieces (about
@@ -33,10 +39,19 @@ MAX_QUERY_LENGTH = 4096
 #: 1 to 128 characters.
 MCP_TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
 
+#: Deepest nesting of a call's arguments (objects and arrays) that is checked: validation
+#: recurses through them, and no tool's arguments need more.
+MAX_ARGUMENT_DEPTH = 64
+
 MSG_NOT_TEXT = "{what} must be a non-empty string, got {type}."
 MSG_TOO_LONG = "{what} is {n:,} characters long; at most {limit:,} are accepted."
 MSG_INVALID_UNICODE = ("{what} is not valid Unicode: character {pos} is a lone surrogate "
                        "(undecodable bytes?).")
+MSG_BAD_SCHEMA = "not a valid JSON Schema: {error}"
+MSG_TOO_DEEP = "arguments: nested more than {limit} levels deep"
+MSG_ARGUMENT_UNICODE = ("arguments: a name is not valid Unicode (a lone surrogate at "
+                        "character {pos})")
+MSG_SLOW_PATTERN = "{place}: its pattern {pattern} backtracks too long to be checked"
 MSG_BAD_NAME_CHAR = ("{what} holds an invisible or control character (U+{code:04X}) at position "
                      "{pos}; tool names must be printable.")
 
@@ -96,3 +111,89 @@ def strip_invisible(text: str, what: str) -> tuple[str, bool]:
         return text, False
     kept = "".join(c for c in text if c.isspace() or unicodedata.category(c) not in _HIDDEN)
     return kept, kept != text
+
+
+class ArgumentSchema:
+    """A tool's ``inputSchema``, compiled once, and what a call's arguments break of it.
+
+    The schema comes from a server and the arguments from an agent, so neither can make a
+    check hang or reach the network: ``jsonschema_rs`` runs patterns on a linear-time engine
+    (look-around and back-references on a backtracking one with a step limit, which fails
+    the check instead of hanging), resolves a ``$ref`` within the schema only, and checks
+    ``format`` not at all, as the 2019-09 and 2020-12 drafts specify by default (the server
+    does). Arguments nested deeper than :data:`MAX_ARGUMENT_DEPTH` are refused unchecked.
+
+    Parameters
+    ----------
+    schema : dict
+        A JSON Schema. Its ``$schema`` names the draft; 2020-12 when it names none the
+        validator knows.
+
+    Raises
+    ------
+    ValueError
+        If ``schema`` is not a valid JSON Schema (a pattern that does not compile, a type
+        that does not exist, a ``$ref`` to anything outside it).
+
+    Examples
+    --------
+    >>> from skriskrank._inputs import ArgumentSchema
+    >>> schema = ArgumentSchema({"type": "object", "required": ["path"],
+    ...                          "properties": {"path": {"type": "string", "maxLength": 8}}})
+    >>> schema.errors({"path": "notes.txt"})
+    "path: fails 'maxLength' (8)"
+    >>> schema.errors({"path": "a.txt"})
+    ''
+    """
+
+    def __init__(self, schema):
+        import jsonschema_rs
+
+        try:
+            self._validator = jsonschema_rs.validator_cls_for(schema)(
+                schema, validate_formats=False, offline=True)
+        except jsonschema_rs.ValidationError as err:
+            raise ValueError(MSG_BAD_SCHEMA.format(error=str(err).splitlines()[0])) from None
+        self.schema = schema
+
+    def errors(self, instance, limit: int = 10) -> str:
+        """What ``instance`` breaks of the schema, in one line, or ``""``.
+
+        At most ``limit`` problems are named, each by its place and rule, never its value:
+        the library's own messages would repeat a 100 KB argument, or a lone surrogate,
+        which cannot be written back.
+        """
+        if _deeper_than(instance, MAX_ARGUMENT_DEPTH):
+            return MSG_TOO_DEEP.format(limit=MAX_ARGUMENT_DEPTH)
+        try:
+            return "; ".join(self._describe(error) for error in
+                             itertools.islice(self._validator.iter_errors(instance), limit))
+        except UnicodeEncodeError as err:  # a lone surrogate in a key: it has no UTF-8
+            return MSG_ARGUMENT_UNICODE.format(pos=err.start)
+
+    def _describe(self, error) -> str:
+        place = "/".join(map(str, error.instance_path))[:200] or "arguments"
+        rule = self.schema
+        for step in error.schema_path:  # the keyword's value, where the path leads to it
+            try:
+                rule = rule[step]
+            except (KeyError, IndexError, TypeError):
+                return f"{place}: fails {error.schema_path[-1]!r}"
+        shown = json.dumps(rule, ensure_ascii=True)[:80]
+        if type(error.kind).__name__ == "BacktrackLimitExceeded":
+            return MSG_SLOW_PATTERN.format(place=place, pattern=shown)
+        return f"{place}: fails {error.schema_path[-1]!r} ({shown})"
+
+
+def _deeper_than(value, limit: int) -> bool:
+    """Whether ``value`` nests objects and arrays more than ``limit`` levels deep."""
+    level, depth = [value], 0
+    while True:
+        containers = [v for v in level if isinstance(v, (dict, list))]
+        if not containers:
+            return False
+        depth += 1
+        if depth > limit:
+            return True
+        level = [child for v in containers for child in (v.values() if isinstance(v, dict)
+                                                         else v)]

@@ -12,7 +12,7 @@ import json
 import sys
 import threading
 
-from ._inputs import MAX_QUERY_LENGTH, check_query
+from ._inputs import MAX_QUERY_LENGTH, ArgumentSchema, check_query
 
 __all__ = ["SEARCH_TOOL", "make_server", "serve"]
 
@@ -38,23 +38,11 @@ OUTPUT_SCHEMA = {"type": "object", "properties": {
     "required": ["query", "k", "tools"]}
 
 
-def schema_errors(validator, instance) -> str:
-    """What ``instance`` breaks of ``validator``'s schema, in one line, or ``""``.
-
-    The messages name the place and the rule, never the value: jsonschema's own would repeat
-    a 100 KB query (or a lone surrogate, which cannot be written back to the client).
-    """
-    return "; ".join(
-        f"{'/'.join(map(str, e.path)) or 'arguments'}: fails {e.validator!r} "
-        f"({json.dumps(e.validator_value)[:80]})"
-        for e in validator.iter_errors(instance))
-
-
 def make_server(pipeline, name="skriskrank"):
     """An ``mcp.server.Server`` whose one tool, ``search_tools``, searches a fitted pipeline."""
     try:
         import anyio
-        import jsonschema
+        import jsonschema_rs  # noqa: F401 - ArgumentSchema's, part of the mcp extra
         import mcp.types as types
         from mcp.server import Server
         from mcp.shared.exceptions import MCPError
@@ -67,7 +55,7 @@ def make_server(pipeline, name="skriskrank"):
     schema = {**INPUT_SCHEMA, "properties": {**INPUT_SCHEMA["properties"], "k": {
         **INPUT_SCHEMA["properties"]["k"], "default": default_k,
         "description": f"How many tools to return (default {default_k})."}}}
-    validator = jsonschema.Draft202012Validator(schema)
+    arguments = ArgumentSchema(schema)
     tool = types.Tool(
         name=SEARCH_TOOL, title="Search tools (risk-aware)",
         description="Find the tools that fit a task: the top-k by relevance, with tools of "
@@ -91,7 +79,7 @@ def make_server(pipeline, name="skriskrank"):
         if params.name != SEARCH_TOOL:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name!r}")
         args = params.arguments or {}
-        problems = schema_errors(validator, args)
+        problems = arguments.errors(args)
         if problems:
             return error(f"Invalid arguments for {SEARCH_TOOL}: {problems}")
         query, k = args["query"], int(args.get("k", default_k))

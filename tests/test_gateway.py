@@ -462,6 +462,25 @@ def test_a_server_cannot_take_the_name_the_gateway_gives_another_servers_tool(wo
     assert not res.is_error and res.content[0].text == "the notes\n"
 
 
+def test_a_servers_pattern_cannot_hang_the_gateway(world):
+    # Python's re would backtrack about 2**40 times to reject this code: the gateway would stop
+    # answering anyone. Its check refuses it at once, and the gateway goes on serving.
+    test = world["servers"]["mcpServers"]["test"]
+    config = world["tmp"] / "pattern.json"
+    config.write_text(json.dumps({"mcpServers": {"test": {
+        **test, "args": [*test["args"], "--pattern", "^(a+)+$"]}}}))
+
+    async def scenario():
+        async with gateway({**world, "config": config}) as (session, _):
+            await _search(session, "look up the product with code aaa", k=50)
+            return [await _call(session, "lookup_code", {"code": code})
+                    for code in ("a" * 40 + "!", "aaa")]
+
+    refused, found = anyio.run(scenario)
+    assert refused.is_error and "code: fails 'pattern'" in refused.content[0].text
+    assert not found.is_error and found.content[0].text == "found aaa"
+
+
 def test_a_review_file_round_trips_and_a_changed_tool_is_refused(world):
     review = world["tmp"] / "review.json"
     proc = subprocess.run([sys.executable, "-m", "skriskrank", "gateway", str(world["config"]),

@@ -21,7 +21,7 @@ import json
 import logging
 
 from .._encoder import DEFAULT_BACKEND
-from .._inputs import MCP_TOOL_NAME
+from .._inputs import MCP_TOOL_NAME, ArgumentSchema
 
 __all__ = ["SEPARATOR", "Catalogue", "build_catalogue", "tool_hash"]
 
@@ -67,6 +67,7 @@ class Entry:
     definition: dict
     sha256: str
     changed: bool = False
+    arguments: object = None  # its inputSchema, compiled (ArgumentSchema)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,23 +88,22 @@ class Catalogue:
 
 
 def _checked(server, tool):
-    """A tool of a ``tools/list``, as JSON, or None (with a warning) if it is malformed."""
-    import jsonschema
+    """A tool of a ``tools/list`` as ``(JSON, compiled inputSchema)``; None if malformed.
 
+    A malformed tool is left out with a warning naming its server.
+    """
     from .. import load_tools
 
     definition = tool.model_dump(by_alias=True, exclude_none=True, mode="json")
     name = definition.get("name")
     try:
         load_tools({"tools": [definition]})  # name, description, schema shape, hints
-        schema = definition.get("inputSchema") or {"type": "object"}
-        jsonschema.validators.validator_for(schema).check_schema(schema)
-    except (ValueError, jsonschema.SchemaError) as err:
-        message = err.message if isinstance(err, jsonschema.SchemaError) else err
+        arguments = ArgumentSchema(definition.get("inputSchema") or {"type": "object"})
+    except ValueError as err:
         log.warning("server %r: tool %r skipped: %s", server, name, " ".join(
-            str(message).split())[:300])
+            str(err).split())[:300])
         return None
-    return definition
+    return definition, arguments
 
 
 def _accepted_flags(name, label) -> set:
@@ -150,9 +150,9 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5, need_thresho
     from .. import RiskAuditor, load_tools, pretrained_pipeline, scan_tools
 
     listed = [(d.spec.name, _checked(d.spec.name, t)) for d in downstreams for t in d.tools]
-    listed = [(server, tool) for server, tool in listed if tool is not None]
+    listed = [(server, *checked) for server, checked in listed if checked is not None]
     counts: dict[str, int] = {}
-    for _, tool in listed:
+    for _, tool, _ in listed:
         counts[tool["name"]] = counts.get(tool["name"], 0) + 1
     prefixes = {d.spec.name: d.spec.name + SEPARATOR for d in downstreams}
 
@@ -168,7 +168,7 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5, need_thresho
     labels = dict(labels or {})
     # Tools by server, in the order the servers listed them (load_tools names the servers).
     entries, by_server, levels, accepted = {}, {}, {}, {}
-    for server, tool in listed:
+    for server, tool, arguments in listed:
         name = gateway_name(server, tool["name"])
         if not MCP_TOOL_NAME.fullmatch(name) or name in entries:
             log.warning("server %r: tool %r skipped: its gateway name %r is not a valid, "
@@ -181,7 +181,7 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5, need_thresho
         if label is not None and not changed:
             levels[name] = label
             accepted[name] = _accepted_flags(name, label)
-        entries[name] = Entry(name, server, tool["name"], tool, digest, changed)
+        entries[name] = Entry(name, server, tool["name"], tool, digest, changed, arguments)
         by_server.setdefault(server, {"tools": []})["tools"].append({**tool, "name": name})
     if not by_server:
         return Catalogue(entries={})

@@ -76,7 +76,7 @@ class Policy:
     allow: tuple = ()
     deny: tuple = ()
 
-    def refusal(self, name, catalogue, *, exposed, validator=None, arguments=None):
+    def refusal(self, name, catalogue, *, exposed, arguments=None):
         """Why a call is refused, or None; the confirmation question comes later."""
         entry = catalogue.entries.get(name)
         keys = (name,) if entry is None else (name, entry.tool_name,
@@ -94,10 +94,8 @@ class Policy:
         level = catalogue.level(name)
         if self.read_only and level > 2:
             return MSG_READ_ONLY.format(name=name, level=_level_text(level))
-        if validator is not None:
-            from .._serve import schema_errors
-
-            problems = schema_errors(validator, arguments)
+        if arguments is not None:
+            problems = entry.arguments.errors(arguments)
             if problems:
                 return MSG_ARGUMENTS.format(name=name, problems=problems)
         if level >= self.confirm_level and name not in exposed:

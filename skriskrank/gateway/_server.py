@@ -22,7 +22,7 @@ import time
 import anyio
 
 from .._encoder import DEFAULT_BACKEND
-from .._inputs import MAX_QUERY_LENGTH, check_query
+from .._inputs import MAX_QUERY_LENGTH, ArgumentSchema, check_query
 from ._catalogue import Catalogue, build_catalogue
 from ._downstream import Downstream, DownstreamError
 from ._log import EventLog
@@ -123,7 +123,6 @@ class Gateway:
         self._dirty = anyio.Event()
         self._sessions: collections.OrderedDict = collections.OrderedDict()
         self._search_lock = threading.Lock()  # one search at a time: BLAS uses both cores
-        self._validators: dict = {}
         self._auditor = None
 
     # -- the downstream side --------------------------------------------------------------------
@@ -174,7 +173,7 @@ class Gateway:
         """Build the catalogue anew from the servers' tools (graded and indexed, off-loop)."""
         t0 = time.perf_counter()
         catalogue = await anyio.to_thread.run_sync(self.build)
-        self.catalogue, self._validators = catalogue, {}
+        self.catalogue = catalogue
         log.info("catalogue: %d tools from %d servers in %.1f s", len(catalogue.entries),
                  sum(d.state == "ready" for d in self.downstreams), time.perf_counter() - t0)
         if self.expose:
@@ -229,10 +228,9 @@ class Gateway:
 
     async def _search(self, ctx, arguments):
         from .._explain import search
-        from .._serve import schema_errors
 
         key, state = self._session(ctx)
-        problems = schema_errors(_validator(SEARCH_INPUT), arguments)
+        problems = ArgumentSchema(SEARCH_INPUT).errors(arguments)
         if problems:
             return _error(f"Invalid arguments for {SEARCH_TOOL}: {problems}")
         try:
@@ -284,15 +282,9 @@ class Gateway:
             return _error(MSG_STARTING)
         catalogue = self.catalogue
         entry = catalogue.entries.get(name)
-        validator = None
-        if entry is not None:
-            validator = self._validators.get(name)
-            if validator is None:
-                validator = self._validators[name] = _validator(
-                    entry.definition.get("inputSchema") or {"type": "object"})
         logged = {"tool": name[:128], "arguments": arguments}
         refusal = self.policy.refusal(name, catalogue, exposed=state.exposed,
-                                      validator=validator, arguments=arguments)
+                                      arguments=arguments)
         if refusal:
             self.log.write("call", key, decision="refused", reason=refusal,
                            latency_ms=_ms(t0), **logged)
@@ -336,9 +328,7 @@ class Gateway:
             if params.name == SEARCH_TOOL:
                 return await self._search(ctx, arguments)
             if params.name == CALL_TOOL:
-                from .._serve import schema_errors
-
-                problems = schema_errors(_validator(CALL_INPUT), arguments)
+                problems = ArgumentSchema(CALL_INPUT).errors(arguments)
                 if problems:
                     return _error(f"Invalid arguments for {CALL_TOOL}: {problems}")
                 return await self._call(ctx, arguments["name"], arguments.get("arguments", {}),
@@ -391,12 +381,6 @@ async def _confirm(ctx, params, question):
         log.warning("elicitation failed: %s", exc)
         return "cancel"
     return result.action
-
-
-def _validator(schema):
-    import jsonschema
-
-    return jsonschema.validators.validator_for(schema)(schema)
 
 
 def _ms(t0) -> float:
