@@ -107,7 +107,9 @@ def strip_invisible(text: str, what: str) -> tuple[str, bool]:
     White space (tabs, newlines) is kept; a lone surrogate is refused, naming ``what``.
     """
     _check_unicode(text, what)
-    if text.isprintable():  # the common case, in C
+    # The common case, in C: every character other than white space printable (isprintable
+    # alone is False for any newline, which most descriptions have).
+    if text.isprintable() or "".join(text.split()).isprintable():
         return text, False
     kept = "".join(c for c in text if c.isspace() or unicodedata.category(c) not in _HIDDEN)
     return kept, kept != text

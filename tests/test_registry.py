@@ -3,6 +3,7 @@
 import copy
 import pickle
 import re
+import unicodedata
 
 import numpy as np
 import pandas as pd
@@ -17,6 +18,7 @@ from skriskrank import (
     ToolRegistry,
     derive_permissions,
 )
+from skriskrank._inputs import _HIDDEN, strip_invisible
 from skriskrank._permissions import MSG_BAD_KEYWORDS, MSG_BAD_PERMISSION
 from skriskrank._registry import (
     MSG_BAD_NAME,
@@ -372,6 +374,14 @@ class TestUntrustedText:
     def test_names_that_display_as_something_else_are_refused(self, name):
         with pytest.raises(ValueError, match="Tool #0's name"):
             ToolRegistry([name], ["d"], [1])
+
+    @settings(deadline=None, max_examples=300)
+    @given(st.text(st.characters(exclude_categories=("Cs",)), max_size=40))
+    def test_strip_invisible_removes_exactly_the_hidden_characters_but_white_space(self, text):
+        # The plain rule, character by character, against the function's fast paths.
+        kept = "".join(c for c in text
+                       if c.isspace() or unicodedata.category(c) not in _HIDDEN)
+        assert strip_invisible(text, "text") == (kept, kept != text)
 
     def test_a_lone_surrogate_in_a_description_is_refused(self):
         with pytest.raises(ValueError, match="not valid Unicode: character 2"):

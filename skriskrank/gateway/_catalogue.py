@@ -97,7 +97,8 @@ def _checked(server, tool):
     definition = tool.model_dump(by_alias=True, exclude_none=True, mode="json")
     name = definition.get("name")
     try:
-        load_tools({"tools": [definition]})  # name, description, schema shape, hints
+        # Name, description, schema shape, hints; the scan runs once, on the whole catalogue.
+        load_tools({"tools": [definition]}, scan=False)
         arguments = ArgumentSchema(definition.get("inputSchema") or {"type": "object"})
     except ValueError as err:
         log.warning("server %r: tool %r skipped: %s", server, name, " ".join(
