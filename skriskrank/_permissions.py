@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 
@@ -88,14 +89,18 @@ def _compile_keywords(keywords: Mapping[str, Iterable[str]] | None) -> dict[str,
     if unknown:
         raise ValueError(MSG_BAD_KEYWORDS.format(cats=unknown,
                                                  allowed=list(PERMISSION_CATEGORIES)))
-    compiled = {}
-    for cat, kws in keywords.items():
-        if isinstance(kws, str):
-            # A bare string would otherwise be read as one keyword per character.
-            kws = [kws]
-        # Padding with spaces makes a substring test a whole-word (or whole-phrase) test.
-        compiled[cat] = [f" {' '.join(_words(kw))} " for kw in kws if _words(kw)]
-    return compiled
+    # A bare string would otherwise be read as one keyword per character.
+    return _compiled(tuple((cat, (kws,) if isinstance(kws, str) else tuple(kws))
+                           for cat, kws in keywords.items()))
+
+
+@functools.lru_cache(maxsize=8)
+def _compiled(keywords: tuple) -> dict[str, list[str]]:
+    # Cached by value: every registry compiles the same (default) keywords, 119 of them,
+    # which took most of the time of making a one-tool registry. Callers only read it.
+    # Padding with spaces makes a substring test a whole-word (or whole-phrase) test.
+    return {cat: [f" {' '.join(_words(kw))} " for kw in kws if _words(kw)]
+            for cat, kws in keywords}
 
 
 def derive_permissions(name: str, description: str,
