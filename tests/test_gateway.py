@@ -317,6 +317,38 @@ def test_list_changed_reindexes_malformed_tools_are_skipped_and_calls_time_out(w
         assert "server 'test': tool 'bad name' skipped" in errlog.read()
 
 
+def test_a_server_that_announces_changes_without_end_does_not_keep_the_gateway_busy(world):
+    # 100 announcements over 5 s: each rebuild (about 0.1-0.5 s here) would start the next;
+    # the gateway pauses at least 1 s between them, and the last one lists every tool.
+    test = world["servers"]["mcpServers"]["test"]
+    config = world["tmp"] / "announce.json"
+    config.write_text(json.dumps({"mcpServers": {"test": {
+        **test, "args": [*test["args"], "--announce"]}}}))
+    labels = world["tmp"] / "labels.json"
+    labels.write_text(json.dumps({"announce_changes": 1}))
+    errlog = tempfile.TemporaryFile("w+")  # noqa: SIM115 - read after the session
+
+    async def scenario():
+        async with gateway({**world, "config": config}, "--labels", str(labels),
+                           errlog=errlog) as (session, _):
+            await _search(session, "add a note")
+            t0 = time.monotonic()
+            res = await _call(session, "announce_changes", {})
+            with anyio.fail_after(60):
+                while "note_99" not in [t["name"] for t in await _search(
+                        session, "keep note number 99", k=50)]:
+                    await anyio.sleep(0.5)
+            return res, time.monotonic() - t0
+
+    res, seconds = anyio.run(scenario)
+    assert not res.is_error
+    errlog.seek(0)
+    with errlog:
+        rebuilds = [line for line in errlog if "skriskrank gateway: catalogue:" in line]
+    # The first catalogue, then at most one rebuild per second while the changes came.
+    assert 2 <= len(rebuilds) <= 2 + seconds, (len(rebuilds), seconds)
+
+
 def test_policy_deny_read_only_and_the_log(world):
     log = world["tmp"] / "gateway.jsonl"
 

@@ -40,6 +40,10 @@ CALL_TOOL = "call_tool"
 MAX_SESSIONS = 1_000
 #: Seconds a first search waits for the catalogue while the servers start.
 READY_TIMEOUT = 120.0
+#: Least seconds from the end of one rebuild of the catalogue to the start of the next; the
+#: pause is also at least as long as the last rebuild took, so a server that announces
+#: changes without end gets at most half of the gateway's time.
+MIN_REBUILD_PAUSE = 1.0
 
 SEARCH_INPUT = {
     "type": "object",
@@ -144,9 +148,13 @@ class Gateway:
         await self.settled()
         while True:
             self._dirty = anyio.Event()
+            started = anyio.current_time()
             await self.rebuild()
             self.ready.set()
+            ended = anyio.current_time()
             await self._dirty.wait()
+            # Changes announced meanwhile join the next rebuild, which lists them all.
+            await anyio.sleep_until(ended + max(MIN_REBUILD_PAUSE, ended - started))
 
     @property
     def auditor(self):
