@@ -31,11 +31,13 @@ Only models that sentence-transformers runs as a transformer and mean pooling, n
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import os
 import tempfile
+import time
 import warnings
 from importlib.metadata import version
 from pathlib import Path
@@ -101,12 +103,24 @@ def _check_model(model_dir: Path) -> tuple[int, int, int]:
     return int(own), int(positions), int(hidden)
 
 
+#: Days a cached graph may go unused before the next export removes it: a graph made for other
+#: versions of torch, transformers or ONNX Runtime, or other quantization settings, is never
+#: read again (23-90 MB each).
+UNUSED_DAYS = 30
+_DAY = 86_400.0
+
+
 def _write_once(path: Path, write) -> None:
     """Make ``path`` with ``write(tmp)`` unless it exists, then rename it into place.
 
-    Concurrent processes never read half a file.
+    Concurrent processes never read half a file. An existing graph is marked as used (its
+    time refreshed once a day); after an export, the directory's graphs unused for
+    :data:`UNUSED_DAYS` days are removed.
     """
     if path.is_file():
+        with contextlib.suppress(OSError):  # a read-only cache is still read
+            if path.stat().st_mtime < time.time() - _DAY:
+                os.utime(path)
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".onnx.tmp")
@@ -116,6 +130,16 @@ def _write_once(path: Path, write) -> None:
         os.replace(tmp, path)
     finally:
         Path(tmp).unlink(missing_ok=True)
+    _prune(path.parent)
+
+
+def _prune(directory: Path) -> None:
+    """Remove the graphs (and half-written ones) of ``directory`` unused for UNUSED_DAYS."""
+    cutoff = time.time() - UNUSED_DAYS * _DAY
+    for old in directory.glob("*.onnx*"):
+        with contextlib.suppress(OSError):  # another process's removal, or no permission
+            if old.suffix in (".onnx", ".tmp") and old.stat().st_mtime < cutoff:
+                old.unlink()
 
 
 def _pooled(model_dir: Path):

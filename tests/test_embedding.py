@@ -312,6 +312,36 @@ def test_an_onnx_cache_that_cannot_be_written_costs_a_warning_not_the_backend(
     assert set(Path(tempfile.gettempdir()).glob("skriskrank-onnx-*")) == before  # removed
 
 
+def test_an_export_removes_the_cached_graphs_unused_for_a_month(tiny_model, tmp_path,
+                                                                  monkeypatch):
+    from skriskrank._onnx import UNUSED_DAYS
+
+    monkeypatch.setenv("SKRISKRANK_CACHE", str(tmp_path))
+    monkeypatch.setattr(encoder_module, "_MODELS", {})  # nothing loaded: the export runs
+    graphs = tmp_path / "onnx"
+    graphs.mkdir()
+    month = (UNUSED_DAYS + 1) * 86_400
+
+    def aged(name, seconds):
+        path = graphs / name
+        path.write_bytes(b"x")
+        os.utime(path, (time.time() - seconds,) * 2)
+        return path
+
+    # Graphs of other versions or settings, a half-written one, a recent one, not a graph.
+    stale, half = aged("0123.onnx", month), aged("tmpx1.onnx.tmp", month)
+    recent, other = aged("4567.0a.int8.onnx", month - 2 * 86_400), aged("notes.txt", month)
+    texts = make_registry().texts
+    encode(texts, model=tiny_model, cache=False)
+    (graph,) = set(graphs.glob("*.onnx")) - {recent}  # the tiny model's, just exported
+    assert not stale.exists() and not half.exists() and recent.exists() and other.exists()
+    # A graph in use is marked so (at most once a day): loading it a month later keeps it.
+    os.utime(graph, (time.time() - month,) * 2)
+    monkeypatch.setattr(encoder_module, "_MODELS", {})
+    encode(texts, model=tiny_model, cache=False)
+    assert graph.stat().st_mtime > time.time() - 3_600
+
+
 @pytest.mark.parametrize("value, threads", [("1", 1), (" 2 ", 2), ("0", 0), ("two", 0), ("²", 0)])
 def test_onnx_threads_follow_the_workers_share_and_embed_the_same(tiny_model, monkeypatch,
                                                                    value, threads):
