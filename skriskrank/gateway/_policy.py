@@ -22,6 +22,7 @@ import dataclasses
 import fnmatch
 
 from .._rubric import UNKNOWN_RISK
+from ._catalogue import SEPARATOR
 
 __all__ = ["Policy"]
 
@@ -80,7 +81,7 @@ class Policy:
         """Why a call is refused, or None; the confirmation question comes later."""
         entry = catalogue.entries.get(name)
         keys = (name,) if entry is None else (name, entry.tool_name,
-                                              f"{entry.server}__{entry.tool_name}")
+                                              entry.server + SEPARATOR + entry.tool_name)
         for pattern in self.deny:
             if any(fnmatch.fnmatchcase(key, pattern) for key in keys):
                 return MSG_DENIED.format(name=name, pattern=pattern)

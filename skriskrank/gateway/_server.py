@@ -127,6 +127,9 @@ class Gateway:
         self._dirty = anyio.Event()
         self._sessions: collections.OrderedDict = collections.OrderedDict()
         self._search_lock = threading.Lock()  # one search at a time: BLAS uses both cores
+        # The gateway's own tools' schemas, compiled once (each tool's is in its Entry).
+        self._own_arguments = {SEARCH_TOOL: ArgumentSchema(SEARCH_INPUT),
+                               CALL_TOOL: ArgumentSchema(CALL_INPUT)}
         self._auditor = None
 
     # -- the downstream side --------------------------------------------------------------------
@@ -238,7 +241,7 @@ class Gateway:
         from .._explain import search
 
         key, state = self._session(ctx)
-        problems = ArgumentSchema(SEARCH_INPUT).errors(arguments)
+        problems = self._own_arguments[SEARCH_TOOL].errors(arguments)
         if problems:
             return _error(f"Invalid arguments for {SEARCH_TOOL}: {problems}")
         try:
@@ -336,7 +339,7 @@ class Gateway:
             if params.name == SEARCH_TOOL:
                 return await self._search(ctx, arguments)
             if params.name == CALL_TOOL:
-                problems = ArgumentSchema(CALL_INPUT).errors(arguments)
+                problems = self._own_arguments[CALL_TOOL].errors(arguments)
                 if problems:
                     return _error(f"Invalid arguments for {CALL_TOOL}: {problems}")
                 return await self._call(ctx, arguments["name"], arguments.get("arguments", {}),
