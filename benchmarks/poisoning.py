@@ -74,9 +74,11 @@ clean NDCG@5 within 0.005.
 
 The detector's rules were revised after its authors saw this module's misses, so the rates
 on the templates above are optimistic. The same attacks and measurements are run again with
-held-out templates (``benchmarks/_poisoning_heldout.py``: other wordings, written without
-reading the detector, its tests or the templates here) and reported as separate
-"held-out" rows.
+held-out templates, written without reading the detector, its tests or the templates here,
+and reported as separate rows: ``benchmarks/_poisoning_heldout.py`` ("held-out"; the rules
+were revised again on its misses, so it is a development set now) and
+``benchmarks/_poisoning_heldout2.py`` ("held-out 2", written while that revision was made and
+run on it only afterwards).
 
 Run ``python -m benchmarks.poisoning --data ../shared/data`` (``--quick``: a third of the
 queries and half the attacker tools; ``--no-heldout``: skip the held-out rows).
@@ -86,6 +88,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import importlib
 import json
 import os
 import re
@@ -116,6 +119,23 @@ N_TOOLS = {"ultratool": {"hijack": 20, "call_me": 16, "instructions": 24, "hint_
                    "shadowing": 10}}
 #: Further draws of the held-out generators, for detection only.
 HELDOUT_DRAWS = 5
+#: The held-out template sets (modules of ``benchmarks``), in the order they were written, and
+#: what their rows mean.
+HELDOUT_SETS = {
+    "held-out": ("_poisoning_heldout",
+                 "templates from `benchmarks/_poisoning_heldout.py`, written after the detector's "
+                 "rules were revised by someone who read neither the detector, its tests nor the "
+                 "templates above, and not run through `scan_tools` while being written (other "
+                 "seed, so other target tools). The detector's rules were revised again after "
+                 "their misses were seen, so these rows are no longer held out either."),
+    "held-out 2": ("_poisoning_heldout2",
+                   "templates from `benchmarks/_poisoning_heldout2.py`, written by a helper that "
+                   "read neither the detector, its tests, its results nor the two template sets "
+                   "above, while the detector was being revised on the first held-out set's "
+                   "misses, and committed before that revision was run on them. The detector's "
+                   "author saw about ten of its tools (in the helper's report) and wrote no rule "
+                   "for them. These rows are the fair estimate of detection on new wordings."),
+}
 TARGETS = {"flagged": 0.90, "clean_flagged": 0.02, "other_exposure": 0.01,
            "target_exposure": 0.10, "ndcg_drop": 0.005}
 MCP_FILES = ("filesystem", "git", "memory", "sequentialthinking", "time")
@@ -957,8 +977,8 @@ def verdicts(result) -> list:
     worst_clean = max(c["flagged"] for c in result["clean"].values())
     rows.insert(1, ["<= 2% of clean tools flagged (each clean catalogue)",
                     f"highest {_fmt(worst_clean)}", worst_clean <= TARGETS["clean_flagged"]])
-    if result.get("heldout"):
-        rows += _attack_verdicts(result["heldout"], "held-out templates: ")
+    for label, res in result.get("heldout", {}).items():
+        rows += _attack_verdicts(res, f"{label} templates: ")
     drops = {n: c["ndcg"] - c["ndcg_defended"] for n, c in result["clean"].items()
              if "ndcg" in c}
     worst = max(drops.values())
@@ -980,7 +1000,8 @@ def render(result) -> str:
              md_table(["target", "measured", "verdict"], verdicts(result)), "",
              "## Detection and exposure", ""]
     rows = []
-    sets = [("", att)] + ([(" (held-out)", result["heldout"])] if result.get("heldout") else [])
+    sets = [("", att)] + [(f" ({label})", res) for label, res in result.get("heldout",
+                                                                             {}).items()]
     for tag, cat, attack, r in [(tag, c, a, r) for tag, rs in sets for c, res in rs.items()
                                 for a, r in res.items()]:
             e = r["exposure"]
@@ -1004,14 +1025,9 @@ def render(result) -> str:
             for attack, r in res.items():
                 kinds = ", ".join(f"{k} {m}/{n}" for k, (n, m) in r["by_kind"].items())
                 lines.append(f"- {cat} / {attack}{tag}: {kinds}")
-    if result.get("heldout"):
-        lines += ["", "*Held-out* rows: the same attacks, targets drawn the same way and the same "
-                  "measurements, with templates from `benchmarks/_poisoning_heldout.py`, written "
-                  "after the detector's rules were revised by someone who read neither the "
-                  "detector, its tests nor the templates above, and not run through "
-                  "`scan_tools` while being written (other seed, so other target tools). The "
-                  "detector's authors had seen the misses on the rows above, not on these: "
-                  "the held-out rows are the fairer estimate of detection on new wordings."]
+    for label in result.get("heldout", {}):
+        lines += ["", f"*{label.capitalize()}* rows: the same attacks, targets drawn the same way "
+                  f"and the same measurements, with {HELDOUT_SETS[label][1]}"]
     lines += ["", "## Clean catalogues", ""]
     rows = []
     for name, c in result["clean"].items():
@@ -1026,9 +1042,10 @@ def render(result) -> str:
                   "held-out generators (other targets and wordings each draw; detection only, "
                   "pooled):", ""]
         rows = []
-        for cat, res in result["heldout_draws"].items():
+        for label, cat, res in [(label, cat, res) for label, draws in
+                                result["heldout_draws"].items() for cat, res in draws.items()]:
             for attack, r in res.items():
-                rows.append([cat, attack + " (held-out)", r["n_injected"], _fmt(r["flagged"]),
+                rows.append([cat, f"{attack} ({label})", r["n_injected"], _fmt(r["flagged"]),
                              _fmt(r["flagged_expected"]),
                              ", ".join(f"{k} {m}/{n}" for k, (n, m) in r["by_kind"].items())])
         lines += [md_table(["catalogue", "attack", "injected", "flagged", "expected flag",
@@ -1042,10 +1059,12 @@ def render(result) -> str:
                                  f"{json.dumps(ex['description'], ensure_ascii=False)}")
     if result.get("heldout"):
         lines += ["", "Held-out tools flagged, but not with the attack's expected flag:", ""]
-        for cat, res in result["heldout"].items():
+    for label, cat, res in [(label, cat, res) for label, sets_ in result.get("heldout",
+                                                                             {}).items()
+                            for cat, res in sets_.items()]:
             for attack, r in res.items():
                 for ex in r["unexpected_only"][:2]:
-                    lines.append(f"- {cat} / {attack} (held-out): `{ex['name']}` "
+                    lines.append(f"- {cat} / {attack} ({label}): `{ex['name']}` "
                                  f"{ex['flags']}: {json.dumps(ex['description'][:120], ensure_ascii=False)}")  # noqa: E501
     lines += ["", "The catalogue's own tools flagged in a poisoned catalogue (beyond those "
               "flagged in the clean one):", ""]
@@ -1089,7 +1108,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--quick", action="store_true",
                         help="a third of the queries, half the attacker tools")
     parser.add_argument("--no-heldout", action="store_true",
-                        help="skip the held-out templates (benchmarks/_poisoning_heldout.py)")
+                        help="skip the held-out templates (benchmarks/_poisoning_heldout*.py)")
     args = parser.parse_args(argv)
     from skriskrank import RiskAuditor
 
@@ -1110,18 +1129,17 @@ def main(argv=None) -> dict:
         if args.quick:
             n_tools = {k: max(2, v // 2) for k, v in n_tools.items()}
         result["attacks"][cat.name] = run_attacks(cat, n_tools, auditor, cache, print)
-    result["heldout"] = {}
-    if not args.no_heldout:
-        from benchmarks import _poisoning_heldout as heldout
-
+    result["heldout"], result["heldout_draws"] = {}, {}
+    for label, (module, _) in ({} if args.no_heldout else HELDOUT_SETS).items():
+        heldout = importlib.import_module(f"benchmarks.{module}")
         for cat in (ultra, mcp):
             n_tools = N_TOOLS[cat.name]
             if args.quick:
                 n_tools = {k: max(2, v // 2) for k, v in n_tools.items()}
-            result["heldout"][cat.name] = run_attacks(
+            result["heldout"].setdefault(label, {})[cat.name] = run_attacks(
                 cat, n_tools, auditor, cache, print, generators=heldout.GENERATORS,
-                seed=heldout.HELDOUT_SEED, label="held-out ")
-            result.setdefault("heldout_draws", {})[cat.name] = detection_draws(
+                seed=heldout.HELDOUT_SEED, label=f"{label} ")
+            result["heldout_draws"].setdefault(label, {})[cat.name] = detection_draws(
                 cat, n_tools, auditor, heldout.GENERATORS, heldout.HELDOUT_SEED, HELDOUT_DRAWS,
                 print)
     result["real_servers"] = real_servers(print)

@@ -23,13 +23,56 @@ POISONING_FLAGS = ("injection", "stuffing", "hint_mismatch", "shadowing", "chang
 MSG_SERVERS = "servers must name one server per tool: {n} tools but {got} servers."
 
 _I = re.IGNORECASE | re.DOTALL
+# "This tool" and "always" / "first" in the languages attackers have written them in.
+_THIS_TOOL = (r"(此|这个|该|本|這個|這)工具|このツール|이\s*도구|"
+              r"esta\s+(herramienta|ferramenta)|cet\s+outil|dieses\s+tool|"
+              r"это[тм]\s+инструмент|questo\s+strumento")
+_FIRST = (r"始终|總是|总是|一律|优先|優先|首先|常に|必ず|最初|항상|먼저|우선|"
+          r"siempre|primero|toujours|premier|d'abord|immer|zuerst|stets|всегда|сначала|sempre|"
+          r"primeiro|prima")
 # Instructions to the model. Each pattern is a phrase a tool's description has no reason to
 # hold; the rates on clean catalogues are in benchmarks/results/poisoning.md.
 _INJECTION = [
     ("markup aimed at the model", re.compile(
         r"<\s*/?\s*(important|system|instructions?|admin|secret|hidden|critical|assistant|"
         r"prompt|context|override)\b[^>]{0,40}>|<!--|\[\s*(system|important|instructions?|admin|"
-        r"assistant)\b[^\]]{0,30}\]|(^|[{\[<>|]\s*)(system|assistant)\s*:", _I | re.MULTILINE)),
+        r"assistant)\b[^\]]{0,30}\]|(^|[{\[<>|]\s*)(system|assistant)\s*:"
+        # chat templates' role tokens ([INST], <|im_start|>, <<SYS>>) and notes addressed to
+        # an agent ("TODO(agent):", "### Agent instructions", "assistant_directive", "Agents:")
+        r"|\[/?INST\]|\[//\]:\s*#|<\|[\w\s]{1,20}\|>|<<\s*/?SYS\s*>>|\bTODO\s*\(\s*(agent|ai|"
+        r"assistant|llm|"
+        r"model)\s*\)|\b(agent|assistant|ai|llm|model)[\s_-]?(instructions?|directives?)\b|"
+        r"(^|[.!?\n]\s*)(agents?|assistants?|llms?)\s*:", _I | re.MULTILINE)),
+    ("tells the model how to answer or behave", re.compile(
+        r"\b(after|before|at\s+the\s+end\s+of|end)\s+(every|each|any|all)\s+(of\s+your\s+)?"
+        r"(responses?|repl(y|ies)|answers?|turns?|messages?)\b|\b(reply|respond|answer)\s+(to\s+"
+        r"the\s+user\s+)?(only|just)\s+with\b|\bpretend\b|\byour\s+(new|real|actual|true|"
+        r"primary)\s+(task|goal|job|instructions?|role)\b|\bfrom\s+now\s+on\b|\binstead\s+of\s+"
+        r"(the\s+|doing\s+(what\s+)?)?(user'?s?|what\s+the\s+user)\b|\buser\s+has\s+(already\s+)?"
+        r"(pre-?)?(approved|authori[sz]ed)\b|\b(do\s*n[o']t|never|without)\s+(ask|wait|asking|"
+        r"waiting)(ing)?\s+(the\s+user\s+)?for\s+(confirmation|approval|permission|consent)\b|"
+        r"\bdo\s*n[o']t\s+explain\b|(^|[.!?\n:]\s*)before\s+(answering|responding|replying)\b|"
+        r"\bbefore\s+(answering|"
+        r"responding|replying)\s+(anything|any)\b|\b(is|are|"
+        r"has\s+been|have\s+been)\s+compromised\b|\b(copy|send|pass|put|include|append|"
+        r"add)\b[^.]{0,30}(?-i:\b[A-Z][A-Z0-9]*_(API_KEY|SECRET\w*|TOKEN|PASSWORD))\b|"
+        r"\b(disabled|turned\s+off|switched\s+off|waived)\s+(the\s+)?"
+        r"([\w-]+\s+){0,2}(confirmations?|approvals?|safety\s+checks?|guardrails?)\b|\bdescribe\s+"
+        r"(this|it)(\s+one|\s+tool)?\s+as\b|\bdecode\b[^.)]{0,20}\b(and|then|before)\s+(follow|"
+        r"use|run|execute|apply|obey)\b|\b(silently|quietly|secretly|covertly)\s+(download|"
+        r"fetch|run|install|execute|send|upload|copy|forward)\b|\b(download|fetch)\s+and\s+(run|"
+        r"execute)\b[^.]{0,40}https?://|\b(send|"
+        r"forward|post|mirror|upload)\s+(a\s+copy|copies|everything|all)\b[^.]{0,60}https?://|"
+        r"\bcurl\b[^|\n]{0,100}\|\s*(ba|z)?sh\b|"
+        r"!\[[^\]]*\]\(https?://[^)\s]*[?&]\w+=", _I)),
+    # The same commands in other languages: "this tool" with "always" or "first", and "ignore
+    # the instructions", "do not tell the user", in the languages attackers have used.
+    ("a command to the model in another language", re.compile(
+        rf"({_THIS_TOOL})[^.。!?\n]{{0,40}}({_FIRST})|({_FIRST})[^.。!?\n]{{0,40}}({_THIS_TOOL})|"
+        r"(以前|之前|先前|上記|前)の?(指示|指令|说明|說明)|(忽略|無視|무시|ignora|ignorez|ignoriere|"
+        r"игнорир)|不要告诉|ユーザーに(伝え|言わ|知らせ)|no\s+(se\s+lo\s+|le\s+)?(digas|menciones)|"
+        r"ne\s+(le\s+)?(dites|mentionnez)|erwähne|nicht\s+(erwähnen|mitteilen)|не\s+(говори|"
+        r"сообщай|упоминай)", _I)),
     ("tells the model to ignore its instructions", re.compile(
         r"\b(ignore|disregard|forget|override|bypass)\b[^.]{0,40}\b(previous|prior|above|earlier"
         r"|all|any|other|system|safety|user'?s?)\b[^.]{0,30}\b(instructions?|rules?|prompts?|"
@@ -38,13 +81,15 @@ _INJECTION = [
         r"\b(do\s*n[o']t|never|must\s*n[o']t|should\s*n[o']t)\s+(tell|inform|mention|reveal|"
         r"show|alert|notify|disclose|let)\b[^.]{0,30}\b(user|human|anyone|them|people)\b|\b"
         r"without\s+(telling|informing|notifying|alerting|asking)\s+(the\s+)?(user|human)\b|"
-        r"\b(keep|remain)\s+(this|it)\s+(secret|hidden|confidential)\b", _I)),
+        r"\b(keep|remain)\s+(this|it)(\s+\w+)?\s+(secret|hidden|confidential|private)\b", _I)),
     ("orders the model about other tools", re.compile(
         r"\b(before|after|instead\s+of|rather\s+than|prior\s+to)\s+(using|calling|invoking|"
         r"running|selecting|you\s+(use|call|run))\s+(any|every|all|each|another|the\s+other|"
         r"other)\b[^.]{0,20}\btools?\b|\b(other|all\s+other|the\s+other)\s+([\w-]+\s+){0,4}"
         r"tools?\s+(are|is|have\s+been)\s+(deprecated|broken|unsafe|unreliable|outdated|"
-        r"obsolete|disabled|compromised)\b", _I)),
+        r"obsolete|disabled|compromised)\b|\bwhen\s+(using|calling|"
+        r"invoking)\s+[`'\"]\w+[`'\"]\s*,\s*"
+        r"(always|also|first|never)\b", _I)),
     # Selection bait (preference manipulation): a description that ranks itself above the
     # catalogue's other tools. Honest texts name the one tool they replace and when ("prefer
     # this over download-bytes for any file above a few KB"); these phrases appear in none of
@@ -52,7 +97,8 @@ _INJECTION = [
     ("ranks itself above other tools", re.compile(
         r"\b(better|faster|smarter|more\s+[\w-]+)\s+than\s+(any|all|every)\s+(other\s+)?"
         r"([\w-]+\s+){0,3}tools?\b|\bprefer\s+(it|this(\s+one|\s+tool)?|me)\s+(over|to|above)\s+"
-        r"(any|all|every|similar|other|the\s+others?|alternatives?)\b|\bthe\s+only\s+tool\s+(you"
+        r"(any|all|every|similar|other|the\s+others?|alternatives?|built-?in)\b|"
+        r"\bthe\s+only\s+tool\s+(you"
         r"|the\s+\w+|an?\s+\w+)\s+(will\s+)?(ever\s+)?needs?\b|\b(best|most\s+[\w-]+)(\s+and\s+"
         r"(best|most\s+[\w-]+))+\s+tool\s+(for|to)\b|\b(trusted|used|loved)\s+by\s+(millions|"
         r"thousands)\b|\bnever\s+fails\b|\btop[-\s]rated\b", _I)),
@@ -67,20 +113,41 @@ _INJECTION = [
         r"\b(use|call|invoke)\s+(it|this\s+tool|me)\s+by\s+default\b|\b(start|beginning)\s+of"
         r"\s+(every|each|any)\s+(conversation|session|chat|task)\b|\bbefore\s+any\s+other\s+tools?"
         r"\b|\bno\s+matter\s+what\b|\b(the\s+)?(most\s+(reliable|accurate|trusted)|best|only|"
-        r"preferred|recommended)\s+tool\s+(for|to)\b", _I)),
+        r"preferred|recommended)\s+tool\s+(for|to)\b"
+        # selection and frequency: "in preference to", "rank this first", "priority: always",
+        # "proactively", "on every turn", "use me!", "call it early, call it often"
+        r"|\bin\s+preference\s+to\b|\bthis\s+one\s+wins\b|\brank\s+(it|this(\s+one|\s+tool)?|"
+        r"me)\s+(first|highest|"
+        r"top|above)|\b(selection|usage|invocation|call)[\s_-]?(priority|policy)\b|\[?\bpriority"
+        r"\s*[:=]\s*(always|high|highest|max|1)\b|\bgo-to\s+tool\b|\buse\s+me\b|"
+        r"\bwithout\s+waiting\s+for\s+the\s+user\b|\bwhenever\s+in\s+doubt\b|\b(first|"
+        r"mandatory|required)\s+step\s+(for|of|in)\s+(all|every|any)\b|\b(must|should|shall)\s+"
+        r"be\s+(used|called|invoked|run)\s+(for|on|in|before)\s+(all|every|any|each)\b|\btoo\s+"
+        r"often\b|\b(call|use|run|invoke)\s+(it|this|me)\s+(early|often)\b|\b(always|every)[\s_-]"
+        r"on\b|\b(call|use|invoke|run|trigger|called|used|invoked|triggered)[\s_-]((it|this(\s+"
+        r"tool)?|me)\s+)?(on|for)[\s_-](every|each)[\s_-](user[\s_-])?(turn|message|request|"
+        r"prompt|query|"
+        r"conversation)\b|\bso\s+use\s+(it|this|me)\b|"
+        r"\balways\W{1,3}use\W{1,3}this\b|\b(use|call|pick|choose|select|invoke)\s+(it|this(\s+"
+        r"tool)?|me)\s+(by\s+default|before\s+anything)\b|\b(pick|choose|select)\s+this\s+"
+        r"tool\b", _I)),
     ("addresses the model", re.compile(
         r"\b(you\s+are\s+(an?\s+)?(ai|assistant|language\s+model|llm|agent)|(the|an?|any)\s+"
         r"(ai|assistant|language\s+model|llm|agent|model)\s+(must|should|shall|needs?\s+to|has\s+"
         r"to|is\s+required)|(note|message|instruction)s?\s+(to|for)\s+(the\s+)?(ai|assistant|"
         r"model|llm|agent))\b", _I)),
     ("reaches for secrets, files or the conversation", re.compile(
-        r"~/\.ssh|\bid_(rsa|ed25519|ecdsa|dsa)\b|\.aws/credentials|/etc/(passwd|shadow)|"
+        r"~/\.ssh|\bcontents?\s+of\s+(every|all|each)\s+files?\b|\b(append|send|copy|include|pass|"
+        r"put)\b[^.]{0,20}\b(all|every)\s+environment\s+variables\b|\bid_(rsa|ed25519|ecdsa|"
+        r"dsa)\b|\.aws/credentials|/etc/(passwd|shadow)|"
         r"\bmcp\.json\b|\.cursor/|\.npmrc|\.netrc|\.env\b|\b(system\s+prompt|conversation\s+"
         r"so\s+far|(this|the\s+current|our|the\s+ongoing)\s+(conversation|chat))\b", _I)),
     ("asks for data to be passed on in an argument", re.compile(
-        r"\b(pass|put|include|append|add|insert|send|attach|copy|provide|place)\b[^.]{0,40}\b"
-        r"(contents?|it|them|this|that|the\s+(file|key|data|token|password|history))\s+(as|in|"
-        r"into|to|inside)\s+(the\s+)?[`'\"]?\w+[`'\"]?\s+(parameter|argument|field)\b", _I)),
+        r"\b(pass|put|include|append|add|insert|send|attach|copy|provide|place|submit)\b[^.]{0,40}"
+        r"\b(contents?|it|them|this|that|the\s+(file|key|data|token|password|history|listing|"
+        r"conversation|chat|results?|output|credentials?|messages?))\s+(as|in|into|to|inside|via)"
+        r"\s+(the\s+)?([`'\"]\w+[`'\"](\s+(parameter|argument|field))?|\w+\s+(parameter|argument|"
+        r"field))(?!\w)", _I)),
     ("holds an encoded blob", re.compile(
         r"(?<![\w/+])(?=[A-Za-z0-9+/]*[0-9+/])(?=[A-Za-z0-9+/]*[A-Z])(?=[A-Za-z0-9+/]*[a-z])"
         r"[A-Za-z0-9+/]{40,}={0,2}")),
@@ -115,20 +182,69 @@ _STOP = frozenset(
     "return get gets information data".split())
 
 # What a read-only tool cannot do, and what a non-destructive one cannot do: verbs in its
-# name, or leading a sentence of its description.
-_WRITES = frozenset(
-    "delete deletes remove removes erase erases wipe wipes drop drops destroy destroys purge "
-    "overwrite overwrites write writes update updates modify modifies edit edits create "
-    "creates insert inserts send sends email emails post posts publish publishes transfer "
-    "transfers pay pays charge charges execute executes run runs install installs uninstall "
-    "uninstalls kill kills terminate terminates shutdown reboot restart restarts revoke "
-    "revokes grant grants upload uploads move moves rename renames format formats buy buys "
-    "purchase purchases reset resets replace replaces sync syncs submit submits cancel "
-    "cancels".split())
-_DESTROYS = frozenset(
-    "delete deletes remove removes erase erases wipe wipes drop drops destroy destroys purge "
-    "purges overwrite overwrites truncate truncates format formats uninstall uninstalls kill "
-    "kills terminate terminates revoke revokes reset resets replace replaces".split())
+# name, leading a sentence of its description, or stating a side effect anywhere in its text
+# ("it also pushes", "old versions are overwritten", a parameter "executed after the lookup").
+_ACTS = (
+    "delete remove erase wipe drop destroy purge overwrite write update modify edit create "
+    "insert send email post publish transfer pay charge execute run install uninstall kill "
+    "terminate shutdown reboot restart revoke grant upload move rename format buy purchase "
+    "reset replace sync submit cancel truncate").split()
+# Verbs whose bare form is as often a noun or an adjective ("Merge geometries" computes,
+# "Empty query" describes): they count in the third person only ("Merges a pull request").
+_NOUN_LIKE_ACTS = (
+    "deploy merge push commit prune settle refund close archive invalidate empty decommission "
+    "scale offboard disable approve reassign rotate revert rollback clear wire remit "
+    "forward notify suspend lock").split()
+_DESTRUCTIVE = (
+    "delete remove erase wipe drop destroy purge overwrite truncate format uninstall kill "
+    "terminate revoke reset replace prune empty decommission clear offboard").split()
+_IRREGULAR = {"send": "sent", "pay": "paid", "run": "run", "write": "written", "buy": "bought",
+              "overwrite": "overwritten", "drop": "dropped", "commit": "committed",
+              "submit": "submitted", "remit": "remitted", "cancel": "cancelled",
+              "shutdown": "shut down"}
+
+
+def _inflect(verb: str) -> tuple[str, str]:
+    """``(third person, past participle)`` of a regular English verb (and the few above)."""
+    third = verb + "es" if verb.endswith(("s", "sh", "ch", "x", "z")) else (
+        verb[:-1] + "ies" if verb.endswith("y") and verb[-2] not in "aeiou" else verb + "s")
+    done = _IRREGULAR.get(verb) or (
+        verb[:-1] + "ied" if verb.endswith("y") and verb[-2] not in "aeiou" else
+        verb + "d" if verb.endswith("e") else verb + "ed")
+    return third, done
+
+
+_WRITES = frozenset([*_ACTS, *(_inflect(v)[0] for v in _ACTS + _NOUN_LIKE_ACTS)])
+_DESTROYS = _WRITES & {f for v in _DESTRUCTIVE for f in (v, _inflect(v)[0])}
+# A side effect stated in a clause: "it (also) pushes", "then deletes", "are (then) deleted",
+# "the result is sent to". A sentence that makes it conditional or relative before it ("if
+# the feature is disabled", "files that are deleted", "no entry is created") describes what
+# is read or when, not what the tool does.
+_SIDE_EFFECT = re.compile(
+    r"\b(it|this\s+tool|also|then|afterwards|permanently)\s+(also\s+)?("
+    + "|".join(sorted({_inflect(v)[0] for v in _ACTS + _NOUN_LIKE_ACTS}, key=len, reverse=True))
+    + r")\b|\b(is|are|will\s+be)\s+((also|then|automatically|permanently|immediately|first|"
+    r"always)\s+)?("
+    + "|".join(sorted({_inflect(v)[1] for v in _ACTS + _NOUN_LIKE_ACTS}, key=len, reverse=True))
+    + r")\b", _I)
+# In a parameter's description: what the value is for ("Amount to transfer").
+# Only the actions no honest read-only parameter is for: "Text to remove" or "Query to run"
+# are read-only filters, "Amount to transfer" is not.
+_PARAM_EFFECT = re.compile(r"\bto\s+(transfer|pay|charge|send|email|publish|upload|delete|"
+                           r"purge|wipe|erase|overwrite|execute|buy|purchase)\b", _I)
+_NOT_AN_EFFECT = re.compile(
+    r"\b(if|when|whenever|whether|until|once|unless|that|which|who|where|no|not|never|only|"
+    r"before|without|values?)\b", _I)
+
+
+def _side_effect(text: str) -> str | None:
+    for found in _SIDE_EFFECT.finditer(text):
+        sentence = re.split(r"[.!?\n]", text[:found.start()])[-1]
+        if not _NOT_AN_EFFECT.search(sentence):
+            return found.group(0)
+    return None
+
+
 _READS = frozenset(
     "get gets list lists read reads search searches find finds fetch fetches query queries "
     "show shows describe describes view views lookup inspect inspects preview previews browse "
@@ -142,12 +258,44 @@ _LOOK_ALIKE = re.compile(r"[0-9@$!|]|rn|vv")
 _NEAR_DUPLICATE = 0.7  # Jaccard of word 3-grams: a copied description with a few edits
 
 
+# Text hidden by encoding: hex digits that decode to text (a hash or an id decodes to
+# arbitrary bytes), or a passage that reads as English only once rot13 is undone. Common
+# English words count as evidence: a passage without them is not prose either way.
+_HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){16,}(?![0-9A-Fa-f])")
+_PASSAGE = re.compile(r"[^.!?:;\n]+")
+_PROSE = frozenset("the and to of you your is it for not with this that be on all any or are "
+                   "as if when each before after from them their every then".split())
+_ROT13 = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+                       "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm")
+
+
+def _prose(words) -> int:
+    return sum(w in _PROSE for w in words)
+
+
+def _encoded(text: str) -> str | None:
+    for found in _HEX.finditer(text):
+        try:
+            decoded = bytes.fromhex(found.group(0)).decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        if "".join(decoded.split()).isprintable() and decoded.count(" ") >= 3:
+            return f"hex digits that decode to text: {decoded[:40]!r}"
+    for passage in _PASSAGE.finditer(text):
+        words = re.findall(r"[a-z]+", passage.group(0).lower())
+        if len(words) >= 5 and _prose(words) <= 1 and _prose(
+                w.translate(_ROT13) for w in words) >= 3:
+            return f"text encoded with rot13: {passage.group(0).strip()[:40]!r}"
+    return None
+
+
 def _injection(text: str) -> str | None:
     for why, pattern in _INJECTION:
         found = pattern.search(text)
         if found:
             return f"{why}: {found.group(0)[:60]!r}"
-    return None
+    encoded = _encoded(text)
+    return f"holds hidden text, {encoded}" if encoded else None
 
 
 def _stuffing(name: str, desc: str, params) -> str | None:
@@ -188,10 +336,16 @@ def _leading_verbs(name: str, desc: str) -> set[str]:
     return words
 
 
-def _hint_mismatch(name: str, desc: str, hints) -> str | None:
+def _hint_mismatch(name: str, desc: str, params, hints) -> str | None:
     verbs = _leading_verbs(name, desc)
     if hints.get("readOnlyHint") is True and verbs & _WRITES:
         return f"marked read-only but it says {sorted(verbs & _WRITES)[0]!r}"
+    if hints.get("readOnlyHint") is True:
+        effect = _side_effect("\n".join([desc, *(pd for _, pd in params)])) or next(
+            (f"{pn}: {m.group(0)}" for pn, pd in params if (m := _PARAM_EFFECT.search(pd))),
+            None)
+        if effect:
+            return f"marked read-only but it says {effect!r}"
     if hints.get("destructiveHint") is False and not hints.get("readOnlyHint") \
             and verbs & _DESTROYS:
         return f"marked non-destructive but it says {sorted(verbs & _DESTROYS)[0]!r}"
@@ -304,16 +458,23 @@ def scan_tools(registry, *, servers=None) -> list[dict[str, str]]:
         possible", selection bait that ranks the tool above the others ("works better than any
         other tool", "prefer it over similar tools", "other search tools are outdated"),
         requests to read secret files (``~/.ssh/id_rsa``) or the conversation and pass them
-        on, base64-like blobs, and invisible or bidirectional characters (removed when the
-        registry is built, which flags the tool).
+        on, orders about how to answer ("after every response", "pretend", "reply only
+        with"), selection by frequency ("invoke on every turn", "use this in preference to
+        any other tool"), chat-template role tokens (``<|im_start|>``, ``[INST]``) and notes
+        to an agent (``TODO(agent):``), the commonest of these in other languages ("Immer
+        zuerst dieses Tool aufrufen"), text hidden by encoding (base64-like blobs, hex digits
+        that decode to text, rot13), and invisible or bidirectional characters (removed when
+        the registry is built, which flags the tool).
     ``stuffing``
         Text written to win the retriever rather than to describe: descriptions made of user
         requests ("I want to book a flight ... can you find me ..."), long keyword lists, or a
         vocabulary far broader than the tool's name and parameters justify.
     ``hint_mismatch``
         Hints that contradict the text: ``readOnlyHint: true`` on a tool whose name or
-        description deletes, writes, sends, pays, installs or executes; ``destructiveHint: false``
-        on one that deletes, wipes or overwrites.
+        description deletes, writes, sends, pays, installs or executes, as its name, a
+        sentence's first word or a side effect stated anywhere ("on completion it pushes",
+        "older versions are overwritten", a parameter "amount to transfer");
+        ``destructiveHint: false`` on one that deletes, wipes or overwrites.
     ``shadowing``
         A tool that imitates another in the catalogue: a name equal to another's once case,
         separators, a ``server__`` prefix and look-alike characters (``1`` for ``l``, ``0`` for
@@ -353,7 +514,7 @@ def scan_tools(registry, *, servers=None) -> list[dict[str, str]]:
                           str(hints.get("title", ""))])
         for flag, why in (("injection", _injection(text)),
                           ("stuffing", _stuffing(name, desc, params)),
-                          ("hint_mismatch", _hint_mismatch(name, desc, hints))):
+                          ("hint_mismatch", _hint_mismatch(name, desc, params, hints))):
             if why:
                 findings[i].setdefault(flag, why)
     for i, why in _shadowing(names, descs, servers).items():
