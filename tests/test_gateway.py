@@ -371,6 +371,35 @@ def test_policy_deny_read_only_and_the_log(world):
     assert "secret" not in log.read_text()  # argument values stay out by default
 
 
+def test_a_hosts_excluded_tools_are_neither_listed_nor_run(world):
+    # Gemini CLI's includeTools / excludeTools, and a token from the environment: the host's
+    # own file, pointed at as it is.
+    config = json.loads(world["config"].read_text())
+    config["mcpServers"]["filesystem"]["excludeTools"] = ["write_file", "edit_file"]
+    config["mcpServers"]["time"].update(includeTools=["get_current_time"], trust=True)
+    config["mcpServers"]["time"]["env"] = {"TZ": "${SKRISKRANK_TEST_TZ:-UTC}"}
+    world["config"].write_text(json.dumps(config))
+
+    async def scenario():
+        async with gateway(world) as (session, _):
+            found = await _search(session, "write a new file, edit a file, convert time", k=20)
+            write = await _call(session, "write_file", {"path": str(world["root"] / "x"),
+                                                        "content": "x"})
+            convert = await _call(session, "convert_time", {
+                "source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"})
+            read = await _call(session, "read_text_file", {"path": str(world["root"] /
+                                                                       "notes.txt")})
+            return [t["name"] for t in found], write, convert, read
+
+    names, write, convert, read = anyio.run(scenario)
+    assert not {"write_file", "edit_file", "convert_time"} & set(names)
+    assert "get_current_time" in names
+    for res, name in ((write, "write_file"), (convert, "convert_time")):
+        assert res.is_error and f"unknown tool {name!r}" in res.content[0].text
+    assert not (world["root"] / "x").exists()
+    assert not read.is_error and "the notes" in read.content[0].text
+
+
 def test_expose_lists_the_last_searchs_tools_and_calls_them_directly(world):
     async def scenario():
         async with gateway(world, "--expose") as (session, _):

@@ -192,7 +192,7 @@ class Downstream:
             cursor = page.next_cursor
             if not cursor or len(tools) >= MAX_TOOLS:
                 break
-        return tools[:MAX_TOOLS]
+        return [t for t in tools[:MAX_TOOLS] if self.spec.serves(t.name)]
 
     # -- forwarding -----------------------------------------------------------------------------
     async def call(self, tool: str, arguments: dict):

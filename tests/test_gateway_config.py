@@ -1,0 +1,79 @@
+"""The gateway's host configuration: the keys of the MCP hosts, variables and ``.env`` files."""
+
+import json
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skriskrank.gateway import load_config
+from skriskrank.gateway._config import MSG_HOST_VARIABLE, MSG_SSE, MSG_UNSET
+
+
+def _load(tmp_path, servers, environ=None):
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": servers}))
+    return load_config(path, environ=environ or {})
+
+
+def test_other_hosts_keys_are_read_or_ignored_and_a_typo_is_still_an_error(tmp_path):
+    (cline, gemini, code) = _load(tmp_path, {
+        "cline": {"command": "srv", "alwaysAllow": ["read"], "autoApprove": [], "timeout": 60,
+                  "transportType": "stdio", "disabled": False},
+        "gemini": {"httpUrl": "https://example.com/mcp", "trust": True, "timeout": 30000,
+                   "description": "docs", "includeTools": ["search", "fetch"],
+                   "excludeTools": ["fetch"]},
+        "code": {"type": "stdio", "command": "srv"}})
+    assert (cline.command, code.command, gemini.url) == ("srv", "srv", "https://example.com/mcp")
+    # Gemini CLI's lists: exclude wins; a host's approvals grant nothing here.
+    assert [gemini.serves(t) for t in ("search", "fetch", "delete")] == [True, False, False]
+    assert cline.serves("delete") and cline.include is None
+    with pytest.raises(ValueError, match="unknown key\\(s\\) 'autoAprove'"):
+        _load(tmp_path, {"x": {"command": "srv", "autoAprove": []}})
+
+
+def test_variables_are_replaced_from_the_environment(tmp_path):
+    (stdio, http) = _load(tmp_path, {
+        "stdio": {"command": "${BIN}/srv", "args": ["--root", "${env:ROOT}", "${LEVEL:-info}"],
+                  "env": {"TOKEN": "${TOKEN}", "PLAIN": "$TOKEN"}, "cwd": "${ROOT}"},
+        "http": {"url": "https://${HOST}/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}},
+        environ={"BIN": "/opt", "ROOT": "/data", "TOKEN": "s3cret", "HOST": "example.com"})
+    assert stdio.command == "/opt/srv" and stdio.args == ("--root", "/data", "info")
+    # Only ${...} is a variable: a bare $NAME is passed on as written, as the hosts do.
+    assert dict(stdio.env) == {"TOKEN": "s3cret", "PLAIN": "$TOKEN"} and stdio.cwd == "/data"
+    assert http.url == "https://example.com/mcp"
+    assert dict(http.headers) == {"Authorization": "Bearer s3cret"}
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"command": "srv", "args": ["${MISSING}"]}, MSG_UNSET.format(name="MISSING")),
+    ({"command": "srv", "cwd": "${workspaceFolder}"},
+     MSG_HOST_VARIABLE.format(variable="workspaceFolder")),
+    ({"url": "https://example.com", "headers": {"k": "${input:token}"}},
+     MSG_HOST_VARIABLE.format(variable="input:token")),
+    ({"type": "sse", "url": "https://example.com/sse"}, MSG_SSE),
+    ({"url": "https://a.example", "httpUrl": "https://b.example"}, "not both"),
+    ({"command": "srv", "envFile": "missing.env"}, "no such file"),
+    ({"command": "srv", "excludeTools": "delete"}, "excludeTools must be a list of strings"),
+])
+def test_a_bad_entry_names_the_server_and_the_field(tmp_path, entry, message):
+    with pytest.raises(ValueError, match=re.escape(message)) as err:
+        _load(tmp_path, {"srv": entry})
+    assert str(err.value).startswith(f"{tmp_path / 'mcp.json'}: server 'srv'")
+
+
+def test_an_env_file_is_read_relative_to_the_configuration_and_env_wins(tmp_path):
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "srv.env").write_text(
+        "# a comment\nexport API_KEY=from-file\nREGION='eu-west-1'\nEMPTY=\n")
+    (spec,) = _load(tmp_path, {"srv": {"command": "srv", "envFile": "secrets/srv.env",
+                                       "env": {"API_KEY": "from-env"}}})
+    assert dict(spec.env) == {"API_KEY": "from-env", "REGION": "eu-west-1", "EMPTY": ""}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(max_size=20).filter(lambda s: "${" not in s), max_size=5))
+def test_text_without_a_variable_is_passed_on_unchanged(tmp_path_factory, args):
+    (spec,) = _load(tmp_path_factory.mktemp("c"), {"srv": {"command": "srv", "args": args}})
+    assert spec.args == tuple(args)
