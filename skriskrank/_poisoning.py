@@ -160,6 +160,9 @@ _REQUEST = re.compile(
 _LIST_ITEM = re.compile(r"[^,;|/\n]{1,30}")
 _MAX_REQUESTS = 2  # "please" once happens in honest text; user requests come in series
 _MAX_LIST = 10  # separated items of at most three words
+# An item written as code (an identifier, a quoted value, a region such as us-east-1) is an
+# enumeration of what the tool accepts or returns, which real servers document at length.
+_CODE_LIKE = re.compile(r"`|\w_\w|[a-z][A-Z]|\w\.\w|\w[=(]|\w-\w+-\d")
 # "tags:" and "trigger:" are left out: real servers document fields and workflows with them
 # (24 of 3,361 harvested tools were flagged for nothing else; benchmarks/results/poisoning.md).
 _KEYWORDS = re.compile(r"\b(key\s*words?|search\s+terms)\s*:", _I)
@@ -307,7 +310,7 @@ def _stuffing(name: str, desc: str, params) -> str | None:
         return f"a keyword list: {label.group(0)!r}"
     for run in re.split(r"[.!?:\n]", desc):
         items = [m.group(0) for m in _LIST_ITEM.finditer(run)]
-        if sum(len(it.split()) <= 3 for it in items) > _MAX_LIST:
+        if sum(len(it.split()) <= 3 and not _CODE_LIKE.search(it) for it in items) > _MAX_LIST:
             return f"a keyword list of {len(items)} items"
     own = set(_words(name)) | {w for pn, pd in params for w in _words(f"{pn} {pd}")}
     content = [w for w in _words(desc) if len(w) > 2 and w not in _STOP]

@@ -118,6 +118,19 @@ def test_stuffing_requests_keyword_lists_and_broad_text():
     assert _flags(hijack, keywords, broad) == [["stuffing"]] * 3
 
 
+def test_an_enumeration_written_as_code_is_not_a_keyword_list():
+    # Real servers list the values they accept (gitlab's tool categories, AWS regions,
+    # Graph properties); a keyword list written to win the retriever is plain words.
+    values = _tool("discover_tools", "Activate tool categories. Available categories: "
+                   + ", ".join(["merge_requests", "issues", "repositories", "branches",
+                                "projects", "labels", "pipelines", "milestones", "wiki",
+                                "releases", "dependency_proxy", "workItems", "us-east-1"]))
+    words = _tool("helper", "Available categories: " + ", ".join(
+        ["merge requests", "issues", "repositories", "branches", "projects", "labels",
+         "pipelines", "milestones", "wiki", "releases", "dependency proxy", "work items"]))
+    assert _flags(values, words) == [[], ["stuffing"]]
+
+
 def test_hint_mismatch_reads_the_name_and_the_sentences_leading_verbs():
     found = _flags(_tool("list_files", "Delete every file in a folder.", {"readOnlyHint": True}),
                    _tool("purge_cache", "Empties the cache.", {"destructiveHint": False}),
