@@ -223,12 +223,18 @@ _DESTROYS = _WRITES & {f for v in _DESTRUCTIVE for f in (v, _inflect(v)[0])}
 # "the result is sent to". A sentence that makes it conditional or relative before it ("if
 # the feature is disabled", "files that are deleted", "no entry is created") describes what
 # is read or when, not what the tool does.
+# In the passive these describe what a read-only tool does to its own output ("long values
+# are truncated", "rows past the limit are dropped", "secrets are replaced by asterisks").
+_SHAPES_OUTPUT = {"truncated", "dropped", "replaced", "formatted", "cleared", "run", "created",
+                  "updated", "modified", "edited", "moved", "renamed", "emptied", "scaled",
+                  "disabled", "locked", "rotated", "reverted", "merged"}
 _SIDE_EFFECT = re.compile(
     r"\b(it|this\s+tool|also|then|afterwards|permanently)\s+(also\s+)?("
     + "|".join(sorted({_inflect(v)[0] for v in _ACTS + _NOUN_LIKE_ACTS}, key=len, reverse=True))
     + r")\b|\b(is|are|will\s+be)\s+((also|then|automatically|permanently|immediately|first|"
     r"always)\s+)?("
-    + "|".join(sorted({_inflect(v)[1] for v in _ACTS + _NOUN_LIKE_ACTS}, key=len, reverse=True))
+    + "|".join(sorted({_inflect(v)[1] for v in _ACTS + _NOUN_LIKE_ACTS} - _SHAPES_OUTPUT, key=len,
+                      reverse=True))
     + r")\b", _I)
 # In a parameter's description: what the value is for ("Amount to transfer").
 # Only the actions no honest read-only parameter is for: "Text to remove" or "Query to run"

@@ -153,6 +153,8 @@ def test_hint_mismatch_reads_the_name_and_the_sentences_leading_verbs():
     ("List the files that are deleted in the trash.", None, False),
     ("Get the dashboard. If the feature is disabled the config is returned as is.", None, False),
     ("Get an integration; no subentry is created.", None, False),
+    ("List the logs. Long lines are truncated and rows past the limit are dropped.", None,
+     False),
     ("Search files.", {"exclude": "Text to remove from the results."}, False),
 ])
 def test_hint_mismatch_reads_side_effects_stated_anywhere(description, params, flagged):
