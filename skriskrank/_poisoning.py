@@ -39,32 +39,39 @@ _INJECTION = [
         r"assistant)\b[^\]]{0,30}\]|(^|[{\[<>|]\s*)(system|assistant)\s*:"
         # chat templates' role tokens ([INST], <|im_start|>, <<SYS>>) and notes addressed to
         # an agent ("TODO(agent):", "### Agent instructions", "assistant_directive", "Agents:")
-        r"|\[/?INST\]|\[//\]:\s*#|<\|[\w\s]{1,20}\|>|<<\s*/?SYS\s*>>|\bTODO\s*\(\s*(agent|ai|"
-        r"assistant|llm|"
-        r"model)\s*\)|\b(agent|assistant|ai|llm|model)[\s_-]?(instructions?|directives?)\b|"
+        r"|\[/?INST\]|\[//\]:\s*#|<\|[\w\s]{1,20}\|>|<<\s*/?SYS\s*>>"
+        r"|\bTODO\s*\(\s*(agent|ai|assistant|llm|model)\s*\)|\b(agent|assistant|ai|llm|"
+        r"model)[\s_-]?(instructions?|directives?)\b|"
         r"(^|[.!?\n]\s*)(agents?|assistants?|llms?)\s*:", _I | re.MULTILINE)),
-    ("tells the model how to answer or behave", re.compile(
+    ("tells the model how to answer or behave", re.compile("|".join([
         r"\b(after|before|at\s+the\s+end\s+of|end)\s+(every|each|any|all)\s+(of\s+your\s+)?"
-        r"(responses?|repl(y|ies)|answers?|turns?|messages?)\b|\b(reply|respond|answer)\s+(to\s+"
-        r"the\s+user\s+)?(only|just)\s+with\b|\bpretend\b|\byour\s+(new|real|actual|true|"
-        r"primary)\s+(task|goal|job|instructions?|role)\b|\bfrom\s+now\s+on\b|\binstead\s+of\s+"
-        r"(the\s+|doing\s+(what\s+)?)?(user'?s?|what\s+the\s+user)\b|\buser\s+has\s+(already\s+)?"
-        r"(pre-?)?(approved|authori[sz]ed)\b|\b(do\s*n[o']t|never|without)\s+(ask|wait|asking|"
-        r"waiting)(ing)?\s+(the\s+user\s+)?for\s+(confirmation|approval|permission|consent)\b|"
-        r"\bdo\s*n[o']t\s+explain\b|(^|[.!?\n:]\s*)before\s+(answering|responding|replying)\b|"
-        r"\bbefore\s+(answering|"
-        r"responding|replying)\s+(anything|any)\b|\b(is|are|"
-        r"has\s+been|have\s+been)\s+compromised\b|\b(copy|send|pass|put|include|append|"
-        r"add)\b[^.]{0,30}(?-i:\b[A-Z][A-Z0-9]*_(API_KEY|SECRET\w*|TOKEN|PASSWORD))\b|"
-        r"\b(disabled|turned\s+off|switched\s+off|waived)\s+(the\s+)?"
-        r"([\w-]+\s+){0,2}(confirmations?|approvals?|safety\s+checks?|guardrails?)\b|\bdescribe\s+"
-        r"(this|it)(\s+one|\s+tool)?\s+as\b|\bdecode\b[^.)]{0,20}\b(and|then|before)\s+(follow|"
-        r"use|run|execute|apply|obey)\b|\b(silently|quietly|secretly|covertly)\s+(download|"
-        r"fetch|run|install|execute|send|upload|copy|forward)\b|\b(download|fetch)\s+and\s+(run|"
-        r"execute)\b[^.]{0,40}https?://|\b(send|"
-        r"forward|post|mirror|upload)\s+(a\s+copy|copies|everything|all)\b[^.]{0,60}https?://|"
-        r"\bcurl\b[^|\n]{0,100}\|\s*(ba|z)?sh\b|"
-        r"!\[[^\]]*\]\(https?://[^)\s]*[?&]\w+=", _I)),
+        r"(responses?|repl(y|ies)|answers?|turns?|messages?)\b",
+        r"\b(reply|respond|answer)\s+(to\s+the\s+user\s+)?(only|just)\s+with\b",
+        r"\bpretend\b",
+        r"\byour\s+(new|real|actual|true|primary)\s+(task|goal|job|instructions?|role)\b",
+        r"\bfrom\s+now\s+on\b",
+        r"\binstead\s+of\s+(the\s+|doing\s+(what\s+)?)?(user'?s?|what\s+the\s+user)\b",
+        r"\buser\s+has\s+(already\s+)?(pre-?)?(approved|authori[sz]ed)\b",
+        r"\b(do\s*n[o']t|never|without)\s+(ask|wait|asking|waiting)(ing)?\s+(the\s+user\s+)?for"
+        r"\s+(confirmation|approval|permission|consent)\b",
+        r"\bdo\s*n[o']t\s+explain\b",
+        r"(^|[.!?\n:]\s*)before\s+(answering|responding|replying)\b",
+        r"\bbefore\s+(answering|responding|replying)\s+(anything|any)\b",
+        r"\b(is|are|has\s+been|have\s+been)\s+compromised\b",
+        r"\b(copy|send|pass|put|include|append|add)\b[^.]{0,30}"
+        r"(?-i:\b[A-Z][A-Z0-9]*_(API_KEY|SECRET\w*|TOKEN|PASSWORD))\b",
+        r"\b(disabled|turned\s+off|switched\s+off|waived)\s+(the\s+)?([\w-]+\s+){0,2}"
+        r"(confirmations?|approvals?|safety\s+checks?|guardrails?)\b",
+        r"\bdescribe\s+(this|it)(\s+one|\s+tool)?\s+as\b",
+        r"\bdecode\b[^.)]{0,20}\b(and|then|before)\s+(follow|use|run|execute|apply|obey)\b",
+        r"\b(silently|quietly|secretly|covertly)\s+(download|fetch|run|install|execute|send|"
+        r"upload|copy|forward)\b",
+        r"\b(download|fetch)\s+and\s+(run|execute)\b[^.]{0,40}https?://",
+        r"\b(send|forward|post|mirror|upload)\s+(a\s+copy|copies|everything|all)\b[^.]{0,60}"
+        r"https?://",
+        r"\bcurl\b[^|\n]{0,100}\|\s*(ba|z)?sh\b",
+        r"!\[[^\]]*\]\(https?://[^)\s]*[?&]\w+=",  # a markdown image that carries data out
+    ]), _I)),
     # The same commands in other languages: "this tool" with "always" or "first", and "ignore
     # the instructions", "do not tell the user", in the languages attackers have used.
     ("a command to the model in another language", re.compile(
@@ -87,9 +94,9 @@ _INJECTION = [
         r"running|selecting|you\s+(use|call|run))\s+(any|every|all|each|another|the\s+other|"
         r"other)\b[^.]{0,20}\btools?\b|\b(other|all\s+other|the\s+other)\s+([\w-]+\s+){0,4}"
         r"tools?\s+(are|is|have\s+been)\s+(deprecated|broken|unsafe|unreliable|outdated|"
-        r"obsolete|disabled|compromised)\b|\bwhen\s+(using|calling|"
-        r"invoking)\s+[`'\"]\w+[`'\"]\s*,\s*"
-        r"(always|also|first|never)\b", _I)),
+        r"obsolete|disabled|compromised)\b"
+        r"|\bwhen\s+(using|calling|invoking)\s+[`'\"]\w+[`'\"]\s*,\s*(always|also|first|never)\b",
+        _I)),
     # Selection bait (preference manipulation): a description that ranks itself above the
     # catalogue's other tools. Honest texts name the one tool they replace and when ("prefer
     # this over download-bytes for any file above a few KB"); these phrases appear in none of
@@ -98,8 +105,8 @@ _INJECTION = [
         r"\b(better|faster|smarter|more\s+[\w-]+)\s+than\s+(any|all|every)\s+(other\s+)?"
         r"([\w-]+\s+){0,3}tools?\b|\bprefer\s+(it|this(\s+one|\s+tool)?|me)\s+(over|to|above)\s+"
         r"(any|all|every|similar|other|the\s+others?|alternatives?|built-?in)\b|"
-        r"\bthe\s+only\s+tool\s+(you"
-        r"|the\s+\w+|an?\s+\w+)\s+(will\s+)?(ever\s+)?needs?\b|\b(best|most\s+[\w-]+)(\s+and\s+"
+        r"\bthe\s+only\s+tool\s+(you|the\s+\w+|an?\s+\w+)\s+(will\s+)?(ever\s+)?needs?\b|"
+        r"\b(best|most\s+[\w-]+)(\s+and\s+"
         r"(best|most\s+[\w-]+))+\s+tool\s+(for|to)\b|\b(trusted|used|loved)\s+by\s+(millions|"
         r"thousands)\b|\bnever\s+fails\b|\btop[-\s]rated\b", _I)),
     ("tells the model to call this tool", re.compile(
@@ -116,9 +123,9 @@ _INJECTION = [
         r"preferred|recommended)\s+tool\s+(for|to)\b"
         # selection and frequency: "in preference to", "rank this first", "priority: always",
         # "proactively", "on every turn", "use me!", "call it early, call it often"
-        r"|\bin\s+preference\s+to\b|\bthis\s+one\s+wins\b|\brank\s+(it|this(\s+one|\s+tool)?|"
-        r"me)\s+(first|highest|"
-        r"top|above)|\b(selection|usage|invocation|call)[\s_-]?(priority|policy)\b|\[?\bpriority"
+        r"|\bin\s+preference\s+to\b|\bthis\s+one\s+wins\b"
+        r"|\brank\s+(it|this(\s+one|\s+tool)?|me)\s+(first|highest|top|above)|\b(selection|"
+        r"usage|invocation|call)[\s_-]?(priority|policy)\b|\[?\bpriority"
         r"\s*[:=]\s*(always|high|highest|max|1)\b|\bgo-to\s+tool\b|\buse\s+me\b|"
         r"\bwithout\s+waiting\s+for\s+the\s+user\b|\bwhenever\s+in\s+doubt\b|\b(first|"
         r"mandatory|required)\s+step\s+(for|of|in)\s+(all|every|any)\b|\b(must|should|shall)\s+"
@@ -126,8 +133,7 @@ _INJECTION = [
         r"often\b|\b(call|use|run|invoke)\s+(it|this|me)\s+(early|often)\b|\b(always|every)[\s_-]"
         r"on\b|\b(call|use|invoke|run|trigger|called|used|invoked|triggered)[\s_-]((it|this(\s+"
         r"tool)?|me)\s+)?(on|for)[\s_-](every|each)[\s_-](user[\s_-])?(turn|message|request|"
-        r"prompt|query|"
-        r"conversation)\b|\bso\s+use\s+(it|this|me)\b|"
+        r"prompt|query|conversation)\b|\bso\s+use\s+(it|this|me)\b|"
         r"\balways\W{1,3}use\W{1,3}this\b|\b(use|call|pick|choose|select|invoke)\s+(it|this(\s+"
         r"tool)?|me)\s+(by\s+default|before\s+anything)\b|\b(pick|choose|select)\s+this\s+"
         r"tool\b", _I)),
