@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skriskrank.gateway import load_config
-from skriskrank.gateway._config import MSG_HOST_VARIABLE, MSG_SSE, MSG_UNSET
+from skriskrank.gateway._config import _IGNORED, _KEYS, MSG_HOST_VARIABLE, MSG_SSE, MSG_UNSET
 
 
 def _load(tmp_path, servers, environ=None):
@@ -56,6 +56,8 @@ def test_variables_are_replaced_from_the_environment(tmp_path):
     ({"url": "https://a.example", "httpUrl": "https://b.example"}, "not both"),
     ({"command": "srv", "envFile": "missing.env"}, "no such file"),
     ({"command": "srv", "excludeTools": "delete"}, "excludeTools must be a list of strings"),
+    ({"command": "srv", "type": ["stdio"]}, "type must be one of"),
+    ({"command": "srv", "transportType": 1}, "transportType must be one of"),
 ])
 def test_a_bad_entry_names_the_server_and_the_field(tmp_path, entry, message):
     with pytest.raises(ValueError, match=re.escape(message)) as err:
@@ -77,3 +79,18 @@ def test_an_env_file_is_read_relative_to_the_configuration_and_env_wins(tmp_path
 def test_text_without_a_variable_is_passed_on_unchanged(tmp_path_factory, args):
     (spec,) = _load(tmp_path_factory.mktemp("c"), {"srv": {"command": "srv", "args": args}})
     assert spec.args == tuple(args)
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=12),
+                     lambda inner: st.lists(inner, max_size=3)
+                     | st.dictionaries(st.text(max_size=8), inner, max_size=3), max_leaves=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(sorted(_KEYS | _IGNORED | {"comand"})), _JSON,
+                       max_size=6))
+def test_any_entry_loads_or_is_refused_with_a_message(tmp_path_factory, entry):
+    try:
+        _load(tmp_path_factory.mktemp("c"), {"srv": entry}, environ={"A": "a"})
+    except ValueError as err:
+        assert str(err).startswith(str(tmp_path_factory.getbasetemp()))

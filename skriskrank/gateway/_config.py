@@ -140,7 +140,7 @@ def _server(name, entry, base: Path, environ) -> ServerSpec | None:
     for key in ("type", "transportType"):
         if key in entry and entry[key] == "sse":
             raise ValueError(f"{where}: {MSG_SSE}")
-        if key in entry and entry[key] not in _TYPES:
+        if key in entry and (not isinstance(entry[key], str) or entry[key] not in _TYPES):
             raise ValueError(f"{where}: {key} must be one of {sorted(_TYPES)}")
     if "httpUrl" in entry:
         if "url" in entry:
