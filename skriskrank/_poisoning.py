@@ -225,20 +225,21 @@ def _inflect(verb: str) -> tuple[str, str]:
 
 _WRITES = frozenset([*_ACTS, *(_inflect(v)[0] for v in _ACTS + _NOUN_LIKE_ACTS)])
 _DESTROYS = _WRITES & {f for v in _DESTRUCTIVE for f in (v, _inflect(v)[0])}
-# A side effect stated in a clause: "it (also) pushes", "then deletes", "are (then) deleted",
-# "the result is sent to". A sentence that makes it conditional or relative before it ("if
-# the feature is disabled", "files that are deleted", "no entry is created") describes what
-# is read or when, not what the tool does.
+# A side effect stated in a clause, within a line: "it (also) pushes", "then deletes", "are
+# (then) deleted", "the result is sent to". A sentence that makes it conditional or relative
+# before it ("if the feature is disabled", "files that are deleted", "no entry is created")
+# describes what is read or when, not what the tool does.
 # In the passive these describe what a read-only tool does to its own output ("long values
 # are truncated", "rows past the limit are dropped", "secrets are replaced by asterisks").
 _SHAPES_OUTPUT = {"truncated", "dropped", "replaced", "formatted", "cleared", "run", "created",
                   "updated", "modified", "edited", "moved", "renamed", "emptied", "scaled",
                   "disabled", "locked", "rotated", "reverted", "merged"}
+_BLANK = r"[^\S\n]+"  # white space within a line
 _SIDE_EFFECT = re.compile(
-    r"\b(it|this\s+tool|also|then|afterwards|permanently)\s+(also\s+)?("
+    rf"\b(it|this{_BLANK}tool|also|then|afterwards|permanently){_BLANK}(also{_BLANK})?("
     + "|".join(sorted({_inflect(v)[0] for v in _ACTS + _NOUN_LIKE_ACTS}, key=len, reverse=True))
-    + r")\b|\b(is|are|will\s+be)\s+((also|then|automatically|permanently|immediately|first|"
-    r"always)\s+)?("
+    + rf")\b|\b(is|are|will{_BLANK}be){_BLANK}((also|then|automatically|permanently|immediately|"
+    rf"first|always){_BLANK})?("
     + "|".join(sorted({_inflect(v)[1] for v in _ACTS + _NOUN_LIKE_ACTS} - _SHAPES_OUTPUT, key=len,
                       reverse=True))
     + r")\b", _I)
@@ -253,9 +254,12 @@ _NOT_AN_EFFECT = re.compile(
 
 
 def _side_effect(text: str) -> str | None:
-    for found in _SIDE_EFFECT.finditer(text):
-        sentence = re.split(r"[.!?\n]", text[:found.start()])[-1]
-        if not _NOT_AN_EFFECT.search(sentence):
+    # Sentence by sentence, and only before the sentence's first conditional or relative
+    # word: one pass over the text, however many clauses a hostile description repeats.
+    for sentence in re.split(r"[.!?\n]", text):
+        skip = _NOT_AN_EFFECT.search(sentence)
+        found = _SIDE_EFFECT.search(sentence, 0, skip.start() if skip else len(sentence))
+        if found:
             return found.group(0)
     return None
 

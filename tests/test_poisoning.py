@@ -144,6 +144,28 @@ def test_hint_mismatch_reads_the_name_and_the_sentences_leading_verbs():
     assert found == [["hint_mismatch"], ["hint_mismatch"], [], [], [], ["hint_mismatch"]]
 
 
+def _side_effect_reference(text):  # the plain rule: each match, then its sentence so far
+    from skriskrank._poisoning import _NOT_AN_EFFECT, _SIDE_EFFECT
+
+    for found in _SIDE_EFFECT.finditer(text):
+        if not _NOT_AN_EFFECT.search(re.split(r"[.!?\n]", text[:found.start()])[-1]):
+            return found.group(0)
+    return None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["it", "also", "then", "deletes", "is", "are", "sent", "deleted",
+                                 "if", "that", "no", "files", "the", "result", "pushes", ".",
+                                 "\n", "will", "be", "overwritten", "only", "truncated"]),
+                max_size=30))
+def test_side_effect_search_is_the_plain_rule_in_one_pass(words):
+    from skriskrank._poisoning import _side_effect
+
+    for text in (" ".join(words), "".join(f"{w}\n" if i % 3 == 2 else f"{w} "
+                                          for i, w in enumerate(words))):
+        assert _side_effect(text) == _side_effect_reference(text)
+
+
 @pytest.mark.parametrize(("description", "params", "flagged"), [
     ("Shows the working tree status. Older versions are overwritten.", None, True),
     ("Search rooms. On completion it commits and pushes the changes.", None, True),
