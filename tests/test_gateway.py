@@ -400,6 +400,18 @@ def test_a_hosts_excluded_tools_are_neither_listed_nor_run(world):
     assert not read.is_error and "the notes" in read.content[0].text
 
 
+def test_a_tool_longer_than_the_bound_is_skipped_with_a_warning(caplog):
+    from skriskrank.gateway._catalogue import MAX_TOOL_CHARS, _checked
+
+    schema = {"type": "object", "properties": {"path": {"type": "string"}}}
+    # The longest harvested real tool (35,831 characters) is well inside the bound.
+    fine = types.Tool(name="fine", description="Read a file. " * 2_700, inputSchema=schema)
+    big = types.Tool(name="big", description="x" * MAX_TOOL_CHARS, inputSchema=schema)
+    assert _checked("srv", fine) is not None
+    assert _checked("srv", big) is None
+    assert "server 'srv': tool 'big' skipped: its definition is 262," in caplog.text
+
+
 def test_expose_lists_the_last_searchs_tools_and_calls_them_directly(world):
     async def scenario():
         async with gateway(world, "--expose") as (session, _):

@@ -5,12 +5,12 @@ Tool names are unique across servers: a name that two servers share is namespace
 another server's namespace (``other__``), which belongs to that server; other names stay as
 the servers wrote them. Levels come from the reviewed levels file first (``--labels``), then
 the authors' hints (which only raise), then the pretrained :class:`~skriskrank.RiskAuditor`.
-A tool whose definition is malformed is left out with a warning naming its server; a reviewed
-tool whose definition changed since (its SHA-256 differs) is flagged ``changed`` and its calls are
-refused until it is reviewed again. Every tool is scanned for poisoning
-(:func:`~skriskrank.scan_tools`, with its server, so a tool imitating another server's is
-found); a flagged tool is graded at least level 4, ranks after the unflagged ones, and its
-flags are in the review file.
+A tool whose definition is malformed, or longer than ``MAX_TOOL_CHARS`` (256 KiB of JSON), is
+left out with a warning naming its server; a reviewed tool whose definition changed since (its
+SHA-256 differs) is flagged ``changed`` and its calls are refused until it is reviewed again.
+Every tool is scanned for poisoning (:func:`~skriskrank.scan_tools`, with its server, so a tool
+imitating another server's is found); a flagged tool is graded at least level 4, ranks after
+the unflagged ones, and its flags are in the review file.
 """
 
 from __future__ import annotations
@@ -32,6 +32,10 @@ log = logging.getLogger("skriskrank.gateway")
 
 #: Between a server's name and a tool's in a namespaced name: ``filesystem__read_file``.
 SEPARATOR = "__"
+#: Longest tool definition accepted, as JSON characters: seven times the longest of the 3,361
+#: harvested real tools (35,831, draw.io's XML guide), so that one tool cannot make the
+#: catalogue's checks, scan and encoding take minutes.
+MAX_TOOL_CHARS = 256 * 1024
 
 
 def tool_hash(tool: dict) -> str:
@@ -96,6 +100,11 @@ def _checked(server, tool):
 
     definition = tool.model_dump(by_alias=True, exclude_none=True, mode="json")
     name = definition.get("name")
+    size = len(json.dumps(definition))
+    if size > MAX_TOOL_CHARS:
+        log.warning("server %r: tool %r skipped: its definition is %s characters long, more "
+                    "than %s", server, str(name)[:64], f"{size:,}", f"{MAX_TOOL_CHARS:,}")
+        return None
     try:
         # Name, description, schema shape, hints; the scan runs once, on the whole catalogue.
         load_tools({"tools": [definition]}, scan=False)

@@ -192,6 +192,9 @@ class Downstream:
             cursor = page.next_cursor
             if not cursor or len(tools) >= MAX_TOOLS:
                 break
+        if len(tools) > MAX_TOOLS or cursor:
+            log.warning("server %r lists more than %s tools or %s pages; the first %s are served",
+                        self.spec.name, f"{MAX_TOOLS:,}", MAX_PAGES, min(len(tools), MAX_TOOLS))
         return [t for t in tools[:MAX_TOOLS] if self.spec.serves(t.name)]
 
     # -- forwarding -----------------------------------------------------------------------------
