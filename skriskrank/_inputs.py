@@ -101,15 +101,21 @@ def check_tool_name(name: str, what: str) -> str:
     return name
 
 
+def printable(text: str) -> bool:
+    """Whether every character of ``text`` other than white space is printable.
+
+    ``str.isprintable`` alone is False for any newline, which most descriptions have.
+    """
+    return "".join(text.split()).isprintable()
+
+
 def strip_invisible(text: str, what: str) -> tuple[str, bool]:
     """``(text without its invisible characters, whether any were removed)``.
 
     White space (tabs, newlines) is kept; a lone surrogate is refused, naming ``what``.
     """
     _check_unicode(text, what)
-    # The common case, in C: every character other than white space printable (isprintable
-    # alone is False for any newline, which most descriptions have).
-    if text.isprintable() or "".join(text.split()).isprintable():
+    if printable(text):  # the common case, in C
         return text, False
     kept = "".join(c for c in text if c.isspace() or unicodedata.category(c) not in _HIDDEN)
     return kept, kept != text

@@ -13,6 +13,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from ._inputs import printable
 from ._permissions import _words
 
 __all__ = ["POISONING_FLAGS", "scan_tools"]
@@ -225,6 +226,7 @@ def _inflect(verb: str) -> tuple[str, str]:
 
 _WRITES = frozenset([*_ACTS, *(_inflect(v)[0] for v in _ACTS + _NOUN_LIKE_ACTS)])
 _DESTROYS = _WRITES & {f for v in _DESTRUCTIVE for f in (v, _inflect(v)[0])}
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 # A side effect stated in a clause, within a line: "it (also) pushes", "then deletes", "are
 # (then) deleted", "the result is sent to". A sentence that makes it conditional or relative
 # before it ("if the feature is disabled", "files that are deleted", "no entry is created")
@@ -256,7 +258,7 @@ _NOT_AN_EFFECT = re.compile(
 def _side_effect(text: str) -> str | None:
     # Sentence by sentence, and only before the sentence's first conditional or relative
     # word: one pass over the text, however many clauses a hostile description repeats.
-    for sentence in re.split(r"[.!?\n]", text):
+    for sentence in _SENTENCE.split(text):
         skip = _NOT_AN_EFFECT.search(sentence)
         found = _SIDE_EFFECT.search(sentence, 0, skip.start() if skip else len(sentence))
         if found:
@@ -268,7 +270,6 @@ _READS = frozenset(
     "get gets list lists read reads search searches find finds fetch fetches query queries "
     "show shows describe describes view views lookup inspect inspects preview previews browse "
     "count counts".split())
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 _CONFUSABLE = str.maketrans({"0": "o", "1": "l", "3": "e", "5": "s", "7": "t", "@": "a",
                              "$": "s", "!": "i", "|": "l"})
@@ -278,18 +279,16 @@ _NEAR_DUPLICATE = 0.7  # Jaccard of word 3-grams: a copied description with a fe
 
 
 # Text hidden by encoding: hex digits that decode to text (a hash or an id decodes to
-# arbitrary bytes), or a passage that reads as English only once rot13 is undone. Common
-# English words count as evidence: a passage without them is not prose either way.
+# arbitrary bytes), or a passage that reads as English only once rot13 is undone. Words of no
+# topic (_STOP) count as evidence: a passage without them is not prose either way.
 _HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){16,}(?![0-9A-Fa-f])")
 _PASSAGE = re.compile(r"[^.!?:;\n]+")
-_PROSE = frozenset("the and to of you your is it for not with this that be on all any or are "
-                   "as if when each before after from them their every then".split())
 _ROT13 = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
                        "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm")
 
 
 def _prose(words) -> int:
-    return sum(w in _PROSE for w in words)
+    return sum(w in _STOP for w in words)
 
 
 def _encoded(text: str) -> str | None:
@@ -298,10 +297,10 @@ def _encoded(text: str) -> str | None:
             decoded = bytes.fromhex(found.group(0)).decode("utf-8")
         except UnicodeDecodeError:
             continue
-        if "".join(decoded.split()).isprintable() and decoded.count(" ") >= 3:
+        if printable(decoded) and decoded.count(" ") >= 3:
             return f"hex digits that decode to text: {decoded[:40]!r}"
     for passage in _PASSAGE.finditer(text):
-        words = re.findall(r"[a-z]+", passage.group(0).lower())
+        words = _words(passage.group(0))
         if len(words) >= 5 and _prose(words) <= 1 and _prose(
                 w.translate(_ROT13) for w in words) >= 3:
             return f"text encoded with rot13: {passage.group(0).strip()[:40]!r}"
@@ -357,14 +356,13 @@ def _leading_verbs(name: str, desc: str) -> set[str]:
 
 def _hint_mismatch(name: str, desc: str, params, hints) -> str | None:
     verbs = _leading_verbs(name, desc)
-    if hints.get("readOnlyHint") is True and verbs & _WRITES:
-        return f"marked read-only but it says {sorted(verbs & _WRITES)[0]!r}"
     if hints.get("readOnlyHint") is True:
-        effect = _side_effect("\n".join([desc, *(pd for _, pd in params)])) or next(
+        said = min(verbs & _WRITES, default=None) or _side_effect(
+            "\n".join([desc, *(pd for _, pd in params)])) or next(
             (f"{pn}: {m.group(0)}" for pn, pd in params if (m := _PARAM_EFFECT.search(pd))),
             None)
-        if effect:
-            return f"marked read-only but it says {effect!r}"
+        if said:
+            return f"marked read-only but it says {said!r}"
     if hints.get("destructiveHint") is False and not hints.get("readOnlyHint") \
             and verbs & _DESTROYS:
         return f"marked non-destructive but it says {sorted(verbs & _DESTROYS)[0]!r}"

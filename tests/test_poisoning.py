@@ -145,10 +145,10 @@ def test_hint_mismatch_reads_the_name_and_the_sentences_leading_verbs():
 
 
 def _side_effect_reference(text):  # the plain rule: each match, then its sentence so far
-    from skriskrank._poisoning import _NOT_AN_EFFECT, _SIDE_EFFECT
+    from skriskrank._poisoning import _NOT_AN_EFFECT, _SENTENCE, _SIDE_EFFECT
 
     for found in _SIDE_EFFECT.finditer(text):
-        if not _NOT_AN_EFFECT.search(re.split(r"[.!?\n]", text[:found.start()])[-1]):
+        if not _NOT_AN_EFFECT.search(_SENTENCE.split(text[:found.start()])[-1]):
             return found.group(0)
     return None
 
