@@ -255,21 +255,39 @@ def test_a_killed_server_gives_a_clear_error_then_serves_again(world):
 def test_a_server_that_cannot_start_leaves_the_others_serving(world, capsys):
     config = json.loads(world["config"].read_text())
     config["mcpServers"]["broken"] = {"command": str(world["tmp"] / "no-such-server")}
+    # The reference filesystem server exits when none of its directories exists, and says
+    # so on its stderr only.
+    config["mcpServers"]["nodir"] = {**config["mcpServers"]["filesystem"],
+                                     "args": [str(world["tmp"] / "no-such-dir")]}
     world["config"].write_text(json.dumps(config))
 
-    async def scenario():
-        async with gateway(world) as (session, _):
+    async def scenario(errlog):
+        async with gateway(world, errlog=errlog) as (session, _):
             return await _search(session, "what time is it in Tokyo")
 
-    assert any(t["server"] == "time" for t in anyio.run(scenario))
+    with tempfile.TemporaryFile("w+") as errlog:
+        assert any(t["server"] == "time" for t in anyio.run(scenario, errlog))
+        errlog.seek(0)
+        served = errlog.read()
+    # Serving, the servers' stderr is the gateway's log, each line after its server's name.
+    assert "[filesystem] Secure MCP Filesystem Server running on stdio" in served, served
+    assert "[nodir] Error: None of the specified directories are accessible" in served, served
     proc = subprocess.run([sys.executable, "-m", "skriskrank", "gateway",
                            str(world["config"]), "--check"], capture_output=True, text=True,
                           env={**os.environ, **ENV}, timeout=TIMEOUT, cwd=ROOT)
     assert proc.returncode == 1
-    lines = dict(line.split(None, 1) for line in proc.stdout.splitlines())
+    rows = proc.stdout.splitlines()
+    lines = dict(line.split(None, 1) for line in rows if not line.startswith(" "))
     assert lines["broken"].startswith("failed") and "command not found" in lines["broken"]
     for name in ("filesystem", "memory", "time", "git", "test"):
         assert lines[name].startswith("ready"), proc.stdout
+    # A failed server's last stderr lines are printed under it, and only there: a check
+    # does not echo the servers' stderr.
+    assert lines["nodir"].startswith("failed"), proc.stdout
+    below = rows[rows.index(next(r for r in rows if r.startswith("nodir"))) + 1:]
+    assert below[0].split("| ", 1)[1].startswith("Warning: Cannot access directory"), rows
+    assert below[1].endswith("| Error: None of the specified directories are accessible"), rows
+    assert "Secure MCP Filesystem Server" not in proc.stderr, proc.stderr
 
 
 def test_no_child_of_the_gateway_outlives_it(world):

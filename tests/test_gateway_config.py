@@ -2,6 +2,7 @@
 
 import json
 import re
+import sys
 
 import pytest
 from hypothesis import given, settings
@@ -94,3 +95,41 @@ def test_any_entry_loads_or_is_refused_with_a_message(tmp_path_factory, entry):
         _load(tmp_path_factory.mktemp("c"), {"srv": entry}, environ={"A": "a"})
     except ValueError as err:
         assert str(err).startswith(str(tmp_path_factory.getbasetemp()))
+
+
+def test_a_failed_servers_last_stderr_lines_are_kept_clean_and_bounded(capfd):
+    # A process that writes coloured, unprintable and overlong lines to its stderr and exits
+    # before it speaks the protocol: what a server missing its token does.
+    anyio = pytest.importorskip("anyio")
+    from skriskrank.gateway._config import ServerSpec
+    from skriskrank.gateway._downstream import STDERR_LINES, Downstream
+
+    script = ("import sys; w = sys.stderr.write\n"
+              "for i in range(8): w(f'line {i}\\n')\n"
+              "w('\\x1b[31mError:\\x1b[0m token\\x07 missing\\n'); w('x' * 10000 + '\\n')\n"
+              "w('\\n   \\n'); sys.exit(1)")
+    spec = ServerSpec(name="noisy", command=sys.executable, args=("-c", script))
+
+    async def start_once(echo):
+        async def changed(_):
+            pass
+
+        down = Downstream(spec, call_timeout=5, start_timeout=20, on_change=changed,
+                          spawn_lock=anyio.Lock(), echo_stderr=echo)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(down.run)
+            await down.settled.wait()
+            tg.cancel_scope.cancel()
+            return down.state, down.error, list(down.stderr)
+
+    state, error, tail = anyio.run(start_once, False)
+    assert state == "failed" and error
+    assert len(tail) == STDERR_LINES
+    # Blank lines are not kept; the overlong line was read in three bounded pieces, each
+    # kept cut short.
+    assert tail[:2] == ["line 7", "Error: token missing"]
+    assert all(set(t) == {"x"} and len(t) == 300 for t in tail[2:])
+    assert "line 7" not in capfd.readouterr().err  # not echoed
+    anyio.run(start_once, True)
+    err = capfd.readouterr().err
+    assert "[noisy] line 7\n" in err and "[noisy] \x1b[31mError:" in err  # echoed as written

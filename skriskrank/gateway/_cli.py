@@ -103,13 +103,19 @@ def run_gateway(args) -> int:
                       need_threshold=args.need_threshold,
                       call_timeout=args.call_timeout, start_timeout=args.start_timeout,
                       log=EventLog(args.log, log_arguments=args.log_arguments),
-                      expose=args.expose, backend=args.backend)
+                      expose=args.expose, backend=args.backend,
+                      # A check or review prints its own report; a failed server's last
+                      # lines are part of it.
+                      echo_stderr=not (args.check or args.audit))
     if args.check:
         status = anyio.run(check, gateway)
         width = max(len(s["server"]) for s in status)
         for s in status:
             error = f"  {s['error']}" if s["error"] else ""
             print(f"{s['server']:<{width}}  {s['state']:<10} {s['tools']:>4} tools{error}")
+            if s["state"] != "ready":
+                for line in s["stderr"]:
+                    print(f"{'':<{width}}  | {line}")
         return 1 if any(s["state"] != "ready" for s in status) else 0
     if args.audit:
         rows = anyio.run(review, gateway, args.audit)

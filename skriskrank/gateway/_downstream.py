@@ -5,15 +5,23 @@ connects to it (streamable HTTP) with the official SDK's client, initializes, li
 (following pagination), and then watches it: a ``notifications/tools/list_changed`` re-lists
 it, a lost connection (a call that finds it closed, or a ping that fails) restarts it with
 backoff. Calls are forwarded unchanged with :meth:`Downstream.call`, under a time limit.
+
+A stdio server's stderr is read through a pipe: each line is echoed to the gateway's stderr
+with the server's name in front (an MCP host keeps it as the gateway's log), or not at all
+for ``--check`` and ``--audit``, and the last lines are kept, so that a server that fails to
+start says why beside its state rather than among the other servers' lines.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import logging
 import os
+import re
 import signal
 import sys
+import threading
 
 import anyio
 
@@ -27,6 +35,12 @@ PING_INTERVAL = 10.0
 BACKOFF = (0.5, 30.0)
 #: Longest ``tools/list`` accepted from one server (pages and tools).
 MAX_PAGES, MAX_TOOLS = 100, 5_000
+#: Lines of a stdio server's stderr kept from its last start, and the bytes read as one line.
+STDERR_LINES, STDERR_LINE_BYTES = 5, 4096
+#: Seconds to wait, once a server's connection ended, for its last stderr lines.
+STDERR_WAIT = 1.0
+#: Terminal escape sequences (colours, cursor moves), removed from the kept lines.
+_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 
 MSG_NOT_READY = (
     "server {server!r} is {state}{why}; the gateway restarts it by itself, try again in a "
@@ -70,6 +84,8 @@ class Downstream:
         tools.
     spawn_lock : anyio.Lock
         Held while a process is launched, so that its pid can be told apart.
+    echo_stderr : bool, default=True
+        Echo a stdio server's stderr lines to the gateway's stderr, after ``[name] ``.
 
     Attributes
     ----------
@@ -81,12 +97,21 @@ class Downstream:
     tools : list of mcp.types.Tool
         The tools of the last listing (empty until the server was ready once; kept while
         it restarts).
+    stderr : collections.deque of str
+        The last :data:`STDERR_LINES` non-blank lines a stdio server wrote to its stderr
+        since it was last started, without terminal escapes or unprintable characters. For
+        the person running the gateway: the server wrote them, so they never reach the agent.
     """
 
-    def __init__(self, spec, *, call_timeout, start_timeout, on_change, spawn_lock):
+    def __init__(self, spec, *, call_timeout, start_timeout, on_change, spawn_lock,
+                 echo_stderr=True):
         self.spec = spec
         self.call_timeout, self.start_timeout = call_timeout, start_timeout
         self.on_change, self.spawn_lock = on_change, spawn_lock
+        self.echo_stderr = echo_stderr
+        self.stderr: collections.deque = collections.deque(maxlen=STDERR_LINES)
+        self._stderr_ended = threading.Event()
+        self._stderr_ended.set()
         self.state, self.error, self.tools = "starting", None, []
         self.session, self.ever_ready = None, False
         self.settled = anyio.Event()  # set once the first start succeeded or failed
@@ -103,8 +128,11 @@ class Downstream:
                     await self._serve_once()
                 except Exception as exc:  # noqa: BLE001 - any failure is a restart
                     error = _summary(exc)
+                    # The process has been ended: its last lines are on their way.
+                    await anyio.to_thread.run_sync(self._stderr_ended.wait, STDERR_WAIT)
                     if error != self.error:  # once per kind of failure, not per retry
-                        log.warning("server %r: %s", self.spec.name, error)
+                        last = f" (its last output: {self.stderr[-1]})" if self.stderr else ""
+                        log.warning("server %r: %s%s", self.spec.name, error, last)
                     self.error = error
                 # The tools of the last listing stay in the catalogue while the server
                 # restarts; their calls get a clear error until it is back.
@@ -174,12 +202,44 @@ class Downstream:
         # server leads, is killed after that, so that no child of the server outlives it.
         spawned: set[int] = set()
         stack.callback(lambda: [_kill_group(pid) for pid in spawned])
-        async with self.spawn_lock:
-            before = _children()
-            read, write = await stack.enter_async_context(stdio_client(params,
-                                                                       errlog=sys.stderr))
-            spawned |= _children() - before
+        errlog = self._stderr_pipe()
+        try:
+            async with self.spawn_lock:
+                before = _children()
+                read, write = await stack.enter_async_context(stdio_client(params,
+                                                                           errlog=errlog))
+                spawned |= _children() - before
+        finally:
+            errlog.close()  # the server holds its own copy; the reader ends with the last
         return read, write
+
+    def _stderr_pipe(self):
+        """The write end of a pipe to give the server as its stderr; a thread reads the other.
+
+        The thread keeps this start's last lines in a new :attr:`stderr` and echoes each
+        line (if asked) until every process holding the write end has ended.
+        """
+        fd_read, fd_write = os.pipe()
+        self.stderr = lines = collections.deque(maxlen=STDERR_LINES)
+        self._stderr_ended = ended = threading.Event()
+        prefix = f"[{self.spec.name}] "
+
+        def drain():
+            with open(fd_read, "rb") as pipe:
+                # Bounded reads: a line without end costs a buffer, not the memory.
+                while chunk := pipe.readline(STDERR_LINE_BYTES):
+                    text = chunk.decode("utf-8", "replace").rstrip("\r\n")
+                    if self.echo_stderr:
+                        with contextlib.suppress(OSError, ValueError):
+                            sys.stderr.write(prefix + text + "\n")
+                            sys.stderr.flush()
+                    text = "".join(c for c in _ESCAPE.sub("", text) if c.isprintable()).strip()
+                    if text:
+                        lines.append(text[:300])
+            ended.set()
+
+        threading.Thread(target=drain, name=prefix.strip(), daemon=True).start()
+        return open(fd_write, "w")
 
     async def _list_tools(self, session):
         from mcp.types import PaginatedRequestParams

@@ -65,7 +65,8 @@ async def check(gateway) -> list[dict]:
     Returns
     -------
     status : list of dict
-        ``server``, ``state`` (``"ready"`` or ``"failed"``), ``tools`` and ``error``.
+        ``server``, ``state`` (``"ready"`` or ``"failed"``), ``tools``, ``error`` and
+        ``stderr`` (a stdio server's last lines on its stderr, which say why it failed).
     """
     async with anyio.create_task_group() as tg:
         for downstream in gateway.downstreams:

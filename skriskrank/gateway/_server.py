@@ -110,14 +110,18 @@ class Gateway:
         List the last search's tools in the gateway's own ``tools/list``.
     backend : {"torch", "onnx", "onnx-int8", "torch-bf16"}, default="onnx"
         What runs the encoder that grades and searches.
+    echo_stderr : bool, default=True
+        Echo the stdio servers' stderr lines to the gateway's own, each after its server's
+        name; their last lines are kept either way (:meth:`status`).
     """
 
     def __init__(self, servers, *, policy=None, labels=None, k=8, need_threshold=0.5,
                  call_timeout=60.0, start_timeout=60.0, log=None, expose=False,
-                 backend=DEFAULT_BACKEND):
+                 backend=DEFAULT_BACKEND, echo_stderr=True):
         spawn_lock = anyio.Lock()
         self.downstreams = [Downstream(s, call_timeout=call_timeout, start_timeout=start_timeout,
-                                       on_change=self._changed, spawn_lock=spawn_lock)
+                                       on_change=self._changed, spawn_lock=spawn_lock,
+                                       echo_stderr=echo_stderr)
                             for s in servers]
         self.policy, self.labels, self.k = policy or Policy(), labels, k
         self.need_threshold = need_threshold
@@ -362,9 +366,9 @@ class Gateway:
             NotificationOptions(tools_changed=self.expose))
 
     def status(self) -> list[dict]:
-        """Each server's name, state, number of tools and error, in configuration order."""
+        """Each server's name, state, number of tools, error and last stderr lines, in order."""
         return [{"server": d.spec.name, "state": d.state, "tools": len(d.tools),
-                 "error": d.error} for d in self.downstreams]
+                 "error": d.error, "stderr": list(d.stderr)} for d in self.downstreams]
 
 
 async def _confirm(ctx, params, question):
