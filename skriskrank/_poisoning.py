@@ -388,10 +388,20 @@ def _one_edit(a: str, b: str) -> bool:
     return a[i + 1:] == b[i + 1:] or a[i:] == b[i + 1:] or a[i + 1:] == b[i:]
 
 
-def _shadowing(names, descs, servers) -> dict[int, str]:
+def _shadowing(names, descs, params, hints, servers) -> dict[int, str]:
     found = {}
+    # Two servers that list exactly the same tools are one program run twice (a filesystem
+    # server per folder, a server per account): neither imitates the other. A copy that
+    # differs in any tool, or lists one tool more or less, still flags.
+    listing = defaultdict(set)
+    for name, desc, pars, hint, server in zip(names, descs, params, hints, servers,
+                                              strict=True):
+        listing[server].add((name.rsplit("__", 1)[-1], desc, pars, repr(sorted(hint.items()))))
+    listing = {server: frozenset(tools) for server, tools in listing.items()}
 
     def mark(i, j, why):
+        if servers[i] != servers[j] and listing[servers[i]] == listing[servers[j]]:
+            return
         # A look-alike character tells the imitation from the original: when only one of
         # the two names holds one, only that tool is flagged, so a look-alike published
         # next to a real tool cannot bury it. Otherwise both are, for a person to judge.
@@ -497,7 +507,8 @@ def scan_tools(registry, *, servers=None) -> list[dict[str, str]]:
         separators, a ``server__`` prefix and look-alike characters (``1`` for ``l``, ``0`` for
         ``o``, ``rn`` for ``m``) are set aside; with ``servers`` given, also the same name, a name
         one edit away, or a near-duplicate description on another server. Both tools are flagged:
-        which one imitates the other is for a person to say.
+        which one imitates the other is for a person to say. Two servers that list exactly the
+        same tools (one server run twice, for two folders or accounts) do not flag each other.
     ``changed``
         Set by the gateway, not here: a tool whose text no longer matches the review file.
 
@@ -534,7 +545,8 @@ def scan_tools(registry, *, servers=None) -> list[dict[str, str]]:
                           ("hint_mismatch", _hint_mismatch(name, desc, params, hints))):
             if why:
                 findings[i].setdefault(flag, why)
-    for i, why in _shadowing(names, descs, servers).items():
+    for i, why in _shadowing(names, descs, registry.parameters, registry.declared_hints,
+                             servers).items():
         findings[i].setdefault("shadowing", why)
     for found, flags in zip(findings, registry.flags, strict=True):
         for flag in sorted(flags - found.keys()):
