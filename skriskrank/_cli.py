@@ -23,6 +23,8 @@ __all__ = ["main"]
 _BACKENDS, _DEFAULT_BACKEND = ("torch", "onnx", "onnx-int8", "torch-bf16"), "onnx"
 
 MSG_ONE_SOURCE = "give a model file or --tools, not both (and at least one)."
+MSG_NO_GATEWAY_TOOLS = ("--gateway {config}: no server listed a tool (skriskrank gateway "
+                        "{config} --check shows why).")
 MSG_NOT_PIPELINE = ("{path} holds a {type}, not a pipeline that starts with FrozenEmbedder; "
                     "skriskrank fit writes one.")
 MSG_COUNT = "expected a whole number from 1 to {limit:,}, got {value!r}"
@@ -94,6 +96,22 @@ def _registry(paths, labels, backend):
     return RiskAuditor.pretrained(show_progress_bar=True, backend=backend).grade(registry)
 
 
+def _gateway_registry(config, labels, backend):
+    """The catalogue a gateway serves for ``config``: its servers started once and listed."""
+    import anyio
+
+    from ._tools import read_levels
+    from .gateway import Gateway, load_config
+    from .gateway._run import build_once
+
+    gateway = Gateway(load_config(config), labels=read_levels(labels) if labels else None,
+                      backend=backend, echo_stderr=False)
+    registry = anyio.run(build_once, gateway).registry
+    if registry is None:
+        raise ValueError(MSG_NO_GATEWAY_TOOLS.format(config=config))
+    return registry
+
+
 # -- the commands ---------------------------------------------------------------------------
 def fit(args) -> int:
     from . import build_pipeline, save
@@ -104,7 +122,8 @@ def fit(args) -> int:
     from .gateway import read_log
 
     _check_output(args.output)  # before any work: a bad path fails now, not after training
-    registry = _registry(args.tools, args.labels, args.backend)
+    registry = (_gateway_registry(args.gateway, args.labels, args.backend) if args.gateway
+                else _registry(args.tools, args.labels, args.backend))
     log = args.log is not None
     data = read_log(args.log, registry) if log else load_queries_jsonl(args.queries, registry)
     # From a log: what the pretrained pipeline reads (sentences, servers), with a reranker and
@@ -267,7 +286,11 @@ def _parser():
 
     p = sub.add_parser("fit", help="fit a pipeline on a catalogue and labelled queries, or on "
                        "a gateway's log")
-    p.add_argument("--tools", required=True, **tools)
+    catalogue = p.add_mutually_exclusive_group(required=True)
+    catalogue.add_argument("--tools", **tools)
+    catalogue.add_argument("--gateway", metavar="CONFIG", help="the catalogue a skriskrank "
+                           "gateway serves for this MCP host configuration (its servers are "
+                           "started once); the model then ranks in that gateway (--model)")
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--queries",
                         help='JSONL: {"query": str, "relevant": [tool names]} per line')

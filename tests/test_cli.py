@@ -139,6 +139,10 @@ def test_declared_levels_stay_declared_when_the_auditor_grades_the_rest(tmp_path
     (["fit", "--tools", "{tools}", "--queries", "{train}", "-o", "/no/such/dir/m.skops"],
      "the directory /no/such/dir does not exist"),
     (["audit", "{tools}", "--out", "/no/such/dir/a.csv"], "does not exist"),
+    (["gateway", "{config}", "--model", "{filter}", "--check"],
+     "holds a RuleFilter, not a pipeline"),
+    (["fit", "--gateway", "{config}", "--tools", "{tools}", "--log", "l.jsonl", "-o", "m.skops"],
+     "argument --tools: not allowed with argument --gateway"),
 ])
 def test_probes_of_the_threat_model_are_one_line_and_exit_2(fitted, tmp_path, capsys, argv,
                                                             fragment):
@@ -148,9 +152,11 @@ def test_probes_of_the_threat_model_are_one_line_and_exit_2(fitted, tmp_path, ca
     save(RuleFilter(), tmp_path / "filter.skops")
     if "{rule}" in argv:
         save(pretrained_pipeline(load_demo().registry, need_aware=False), tmp_path / "rule.skops")
+    config = tmp_path / "mcp.json"
+    config.write_text('{"mcpServers": {"tools": {"command": "mcp-server"}}}')
     paths = {k: str(v) for k, v in fitted.items() if k != "argv"}
-    argv = [a.format(filter=tmp_path / "filter.skops", rule=tmp_path / "rule.skops", **paths)
-            for a in argv]
+    argv = [a.format(filter=tmp_path / "filter.skops", rule=tmp_path / "rule.skops",
+                     config=config, **paths) for a in argv]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and fragment in err[0], err

@@ -632,3 +632,57 @@ def test_a_poisoned_tool_is_flagged_held_back_refused_and_lifted_by_review(world
     review.write_text(json.dumps(rows))
     found, _ = anyio.run(scenario, "--labels", str(review))
     assert "read_fi1e" in found
+
+
+def test_a_model_fitted_on_the_gateways_log_ranks_in_it_while_the_catalogue_is_the_same(world):
+    config = json.loads(world["config"].read_text())
+    announcing = config["mcpServers"].pop("test")  # its catalogue changes by itself
+    world["config"].write_text(json.dumps(config))
+    root, repo, log = world["root"], world["repo"], world["tmp"] / "gateway.jsonl"
+    uses = [("what time is it in Tokyo right now", "get_current_time",
+             {"timezone": "Asia/Tokyo"}),
+            ("convert noon UTC to the time in Tokyo", "convert_time",
+             {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}),
+            ("read the text of my notes file", "read_text_file",
+             {"path": str(root / "notes.txt")}),
+            ("which files are in my folder", "list_directory", {"path": str(root)}),
+            ("is anything staged in the repository", "git_status", {"repo_path": str(repo)}),
+            ("show the repository's commit history", "git_log", {"repo_path": str(repo)}),
+            ("what does my knowledge graph hold", "read_graph", {}),
+            ("find what I remembered about notes", "search_nodes", {"query": "notes"})]
+
+    async def use(*args):
+        async with gateway(world, *args, errlog=errlog) as (session, _):
+            for query, tool, arguments in uses:
+                await _search(session, query)
+                assert not (await _call(session, tool, arguments)).is_error, tool
+            return await _search(session, uses[0][0])
+
+    def served(*args):
+        errlog.seek(0)
+        errlog.truncate()
+        found = anyio.run(use, *args)
+        errlog.seek(0)
+        return found, errlog.read()
+
+    model = world["tmp"] / "mine.skops"
+    with tempfile.TemporaryFile("w+") as errlog:
+        _, err = served("--log", str(log))
+        assert "ranked by the pretrained pipeline" in err, err
+        proc = subprocess.run([sys.executable, "-m", "skriskrank", "fit", "--gateway",
+                               str(world["config"]), "--log", str(log), "--epochs", "2",
+                               "-o", str(model)], capture_output=True, text=True,
+                              env={**os.environ, **ENV}, timeout=TIMEOUT, cwd=ROOT)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.startswith(f"fitted on {len(uses)} queries over "), proc.stdout
+        found, err = served("--model", str(model))
+        assert "ranked by the --model" in err and "fitted on another" not in err, err
+        assert found[0]["name"] == "get_current_time"
+        # Another catalogue (a server more): the pretrained pipeline ranks, and a warning
+        # says why.
+        config["mcpServers"]["test"] = announcing
+        world["config"].write_text(json.dumps(config))
+        found, err = served("--model", str(model))
+    assert "--model: the model was fitted on another catalogue (" in err, err
+    assert "tools added" in err and "ranked by the pretrained pipeline" in err, err
+    assert any(t["name"] == "get_current_time" for t in found)

@@ -10,7 +10,9 @@ left out with a warning naming its server; a reviewed tool whose definition chan
 SHA-256 differs) is flagged ``changed`` and its calls are refused until it is reviewed again.
 Every tool is scanned for poisoning (:func:`~skriskrank.scan_tools`, with its server, so a tool
 imitating another server's is found); a flagged tool is graded at least level 4, ranks after
-the unflagged ones, and its flags are in the review file.
+the unflagged ones, and its flags are in the review file. The pretrained pipeline ranks the
+catalogue, or a pipeline fitted on the gateway's own log (``skriskrank fit --gateway CONFIG
+--log LOG``) while the catalogue is the one it was fitted on.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ __all__ = ["SEPARATOR", "Catalogue", "build_catalogue", "tool_hash"]
 
 MSG_ACCEPT_FLAGS = ("--labels: tool {name!r}: accept_flags must be a list of flags among "
                     "{allowed}, got {value!r}.")
+MSG_OTHER_CATALOGUE = (
+    "--model: the model was fitted on another catalogue ({difference}); the pretrained "
+    "pipeline ranks until it is fitted again: skriskrank fit --gateway CONFIG --log LOG")
 
 log = logging.getLogger("skriskrank.gateway")
 
@@ -85,6 +90,7 @@ class Catalogue:
     entries: dict
     registry: object = None
     pipeline: object = None
+    fitted: bool = False  # whether the pipeline is the gateway's --model, not the pretrained
 
     def level(self, name) -> int:
         """The tool's level (:data:`~skriskrank.UNKNOWN_RISK` when it has none)."""
@@ -130,7 +136,7 @@ def _accepted_flags(name, label) -> set:
 
 
 def build_catalogue(downstreams, *, labels=None, auditor=None, k=5, need_threshold=0.5,
-                    backend=DEFAULT_BACKEND) -> Catalogue:
+                    backend=DEFAULT_BACKEND, model=None) -> Catalogue:
     """The catalogue of the listed tools of ``downstreams``, graded and indexed.
 
     Parameters
@@ -152,6 +158,11 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5, need_thresho
         :func:`~skriskrank.pretrained_pipeline`.
     backend : {"torch", "onnx", "onnx-int8", "torch-bf16"}, default="onnx"
         What runs the encoder.
+    model : sklearn.pipeline.Pipeline, default=None
+        A pipeline fitted on this catalogue (``skriskrank fit --gateway``), which ranks it
+        when the catalogue is the one it was fitted on: the same tools, texts, servers,
+        levels and flags (the registries' fingerprints are equal). Otherwise the pretrained
+        pipeline ranks, and a warning says what differs.
 
     Returns
     -------
@@ -203,6 +214,24 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5, need_thresho
         {*(found.keys() - accepted.get(n, set())), *(("changed",) if entries[n].changed else ())}
         for n, found in zip(registry.names, findings, strict=True)])
     registry = (auditor or RiskAuditor.pretrained()).grade(registry, scan=False)
+    if model is not None:
+        fitted = model.steps[0][1].registry
+        if fitted.fingerprint == registry.fingerprint:
+            return Catalogue(entries=entries, registry=registry, pipeline=model, fitted=True)
+        log.warning(MSG_OTHER_CATALOGUE.format(difference=_difference(fitted, registry)))
     pipeline = pretrained_pipeline(registry, k=min(k, len(registry)),
                                    need_threshold=need_threshold, backend=backend)
     return Catalogue(entries=entries, registry=registry, pipeline=pipeline)
+
+
+def _difference(fitted, registry) -> str:
+    """What tells a catalogue from the one a model was fitted on, in a few words."""
+    before, now = ({n: (text, int(level)) for n, text, level in zip(
+        reg.names, reg.texts, reg.risk, strict=True)} for reg in (fitted, registry))
+    common = now.keys() & before.keys()
+    counts = (len(now.keys() - before.keys()), len(before.keys() - now.keys()),
+              sum(before[n][0] != now[n][0] for n in common),
+              sum(before[n][1] != now[n][1] for n in common))
+    parts = [f"{n} {what}" for n, what in zip(counts, ("tools added", "removed", "changed",
+                                                       "with other levels"), strict=True) if n]
+    return ", ".join(parts) or "the tools' servers, hints or flags differ"

@@ -69,6 +69,9 @@ def add_gateway_parser(subparsers, backend, need) -> None:
     p.add_argument("--log", metavar="PATH", help="append every search and call as a JSON line")
     p.add_argument("--log-arguments", action="store_true",
                    help="also log the arguments of each call")
+    p.add_argument("--model", metavar="FILE", help="a model fitted on this gateway's log "
+                   "(skriskrank fit --gateway CONFIG --log LOG): it ranks while the catalogue "
+                   "is the one it was fitted on, the pretrained pipeline otherwise")
     p.add_argument("--backend", **backend)
     p.set_defaults(handler=run_gateway)
 
@@ -77,6 +80,7 @@ def run_gateway(args) -> int:
     """Run ``skriskrank gateway`` (bad input: one line, exit status 2)."""
     import anyio
 
+    from .._cli import _load_pipeline
     from .._persist import _check_output
     from .._rubric import RISKY_LEVEL, UNKNOWN_RISK
     from .._tools import read_levels
@@ -84,6 +88,7 @@ def run_gateway(args) -> int:
     from ._catalogue import _accepted_flags
 
     servers = load_config(args.config)
+    model = _load_pipeline(args.model) if args.model else None
     labels = read_levels(args.labels) if args.labels else None
     for name, label in (labels or {}).items():
         _accepted_flags(name, label)  # a malformed review row fails here, not mid-session
@@ -106,7 +111,7 @@ def run_gateway(args) -> int:
                       expose=args.expose, backend=args.backend,
                       # A check or review prints its own report; a failed server's last
                       # lines are part of it.
-                      echo_stderr=not (args.check or args.audit))
+                      echo_stderr=not (args.check or args.audit), model=model)
     if args.check:
         status = anyio.run(check, gateway)
         width = max(len(s["server"]) for s in status)

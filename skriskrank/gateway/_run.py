@@ -9,7 +9,7 @@ from pathlib import Path
 
 import anyio
 
-__all__ = ["check", "review", "run"]
+__all__ = ["build_once", "check", "review", "run"]
 
 
 async def run(gateway, *, http=None) -> None:
@@ -77,6 +77,29 @@ async def check(gateway) -> list[dict]:
     return status
 
 
+async def build_once(gateway):
+    """Start every server once, build the catalogue of their tools, and stop them.
+
+    Parameters
+    ----------
+    gateway : Gateway
+        The gateway whose servers to list; its ``labels`` are applied.
+
+    Returns
+    -------
+    catalogue : Catalogue
+        The catalogue the gateway would serve, graded and scanned: what ``skriskrank fit
+        --gateway`` fits a model on.
+    """
+    async with anyio.create_task_group() as tg:
+        for downstream in gateway.downstreams:
+            tg.start_soon(downstream.run)
+        await gateway.settled()
+        catalogue = await anyio.to_thread.run_sync(gateway.build)
+        tg.cancel_scope.cancel()
+    return catalogue
+
+
 async def review(gateway, path) -> dict:
     """Grade every tool of the servers and write the review file a person checks once.
 
@@ -100,12 +123,7 @@ async def review(gateway, path) -> dict:
     rows : dict
         What was written.
     """
-    async with anyio.create_task_group() as tg:
-        for downstream in gateway.downstreams:
-            tg.start_soon(downstream.run)
-        await gateway.settled()
-        catalogue = await anyio.to_thread.run_sync(gateway.build)
-        tg.cancel_scope.cancel()
+    catalogue = await build_once(gateway)
     rows = {}
     if catalogue.registry is not None:
         frame = gateway.auditor.audit(catalogue.registry)

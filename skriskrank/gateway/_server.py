@@ -113,11 +113,16 @@ class Gateway:
     echo_stderr : bool, default=True
         Echo the stdio servers' stderr lines to the gateway's own, each after its server's
         name; their last lines are kept either way (:meth:`status`).
+    model : sklearn.pipeline.Pipeline, default=None
+        A pipeline fitted on this gateway's catalogue and log (``skriskrank fit --gateway
+        CONFIG --log LOG``): it ranks while the catalogue is the one it was fitted on, the
+        pretrained pipeline otherwise (:func:`build_catalogue`). Its need-aware filter
+        takes ``need_threshold``.
     """
 
     def __init__(self, servers, *, policy=None, labels=None, k=8, need_threshold=0.5,
                  call_timeout=60.0, start_timeout=60.0, log=None, expose=False,
-                 backend=DEFAULT_BACKEND, echo_stderr=True):
+                 backend=DEFAULT_BACKEND, echo_stderr=True, model=None):
         spawn_lock = anyio.Lock()
         self.downstreams = [Downstream(s, call_timeout=call_timeout, start_timeout=start_timeout,
                                        on_change=self._changed, spawn_lock=spawn_lock,
@@ -125,6 +130,9 @@ class Gateway:
                             for s in servers]
         self.policy, self.labels, self.k = policy or Policy(), labels, k
         self.need_threshold = need_threshold
+        if model is not None and "need_threshold" in model.steps[-1][1].get_params():
+            model.steps[-1][1].set_params(need_threshold=need_threshold)
+        self.model = model
         self.log, self.expose, self.backend = log or EventLog(None), expose, backend
         self.catalogue = Catalogue(entries={})
         self.ready = anyio.Event()
@@ -182,15 +190,17 @@ class Gateway:
         """
         return build_catalogue(self.downstreams, labels=self.labels, auditor=self.auditor,
                                k=self.k, need_threshold=self.need_threshold,
-                               backend=self.backend)
+                               backend=self.backend, model=self.model)
 
     async def rebuild(self) -> None:
         """Build the catalogue anew from the servers' tools (graded and indexed, off-loop)."""
         t0 = time.perf_counter()
         catalogue = await anyio.to_thread.run_sync(self.build)
         self.catalogue = catalogue
-        log.info("catalogue: %d tools from %d servers in %.1f s", len(catalogue.entries),
-                 sum(d.state == "ready" for d in self.downstreams), time.perf_counter() - t0)
+        log.info("catalogue: %d tools from %d servers in %.1f s, ranked by %s",
+                 len(catalogue.entries), sum(d.state == "ready" for d in self.downstreams),
+                 time.perf_counter() - t0,
+                 "the --model" if catalogue.fitted else "the pretrained pipeline")
         if self.expose:
             for state in list(self._sessions.values()):
                 if state.upstream is not None:
