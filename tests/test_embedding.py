@@ -43,6 +43,7 @@ from skriskrank._encoder import (
     EncoderKey,
     clear_caches,
     encode,
+    prefetch,
 )
 
 TINY_DIM = 16
@@ -537,6 +538,56 @@ def test_disk_cache_survives_clearing_the_process_caches(tiny_model, tmp_path, e
     again.transform(fresh_texts(2))
     assert len(encoded_texts) == 3
     assert len(list(cache.glob("*/shard-*.npz"))) == 3
+
+
+def test_prefetch_keeps_tools_on_disk_for_the_next_process_and_queries_in_memory(
+        tiny_model, tmp_path, encoded_texts):
+    reg = make_registry(fresh_tag())
+    cache = tmp_path / "tools"
+    assert prefetch(reg.texts, cache, model=tiny_model) == len(reg)
+    first = FrozenEmbedder(reg, model=tiny_model).fit(None)  # the process store: no encoding
+    assert encoded_texts == list(reg.texts)
+    shards = sorted(cache.glob("*/shard-*.npz"))
+    first.transform(fresh_texts(20))  # queries are never written
+    assert sorted(cache.glob("*/shard-*.npz")) == shards
+
+    clear_caches()  # as in a new process
+    encoded_texts.clear()
+    assert prefetch(reg.texts, cache, model=tiny_model) == 0
+    again = FrozenEmbedder(reg, model=tiny_model).fit(None)
+    assert encoded_texts == [] and again.n_encoded() == 0
+    np.testing.assert_array_equal(again.tool_embeddings_, first.tool_embeddings_)
+    # One tool more: only it is encoded.
+    more = ToolRegistry.from_records([*reg.to_frame().to_dict("records"), {
+        "name": "new_tool" + fresh_tag(), "description": "Show the weather forecast", "risk": 1}])
+    assert prefetch(more.texts, cache, model=tiny_model) == 1
+    assert encoded_texts == [more.texts[-1]]
+
+
+def test_a_spoilt_shard_is_skipped_and_new_weights_read_no_old_rows(tiny_model, tmp_path,
+                                                                     encoded_texts):
+    import shutil
+
+    model = tmp_path / "model"  # a copy whose weight files this test may touch
+    shutil.copytree(tiny_model, model)
+    reg, cache = make_registry(fresh_tag()), tmp_path / "tools"
+    prefetch(reg.texts, cache, model=str(model))
+    (store,) = cache.iterdir()
+    (store / "shard-junk.npz").write_bytes(b"not a zip file")
+    np.savez(store / "shard-short.npz", hashes=np.array([b"x" * 20], dtype="S20"),
+             embeddings=np.zeros((2, TINY_DIM), np.float32))  # counts that disagree
+    np.savez(store / "shard-nan.npz", hashes=np.array([b"y" * 20], dtype="S20"),
+             embeddings=np.full((1, TINY_DIM), np.nan, np.float32))
+    clear_caches()
+    encoded_texts.clear()
+    assert prefetch(reg.texts, cache, model=str(model)) == 0  # the good shard is read
+    # The same model directory with other weights (here, files written at another time)
+    # keeps its rows apart: nothing is read from the old ones.
+    for f in model.rglob("*.safetensors"):
+        os.utime(f, ns=(1, 1))
+    clear_caches()
+    assert prefetch(reg.texts, cache, model=str(model)) == len(reg)
+    assert len(list(cache.iterdir())) == 2
 
 
 def test_disk_cache_finds_texts_whose_digest_ends_in_a_nul_byte(tiny_model, tmp_path):

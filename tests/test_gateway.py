@@ -9,6 +9,7 @@ server of the same SDK that announces a new tool, hangs, and lists a malformed t
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -665,18 +666,20 @@ def test_a_model_fitted_on_the_gateways_log_ranks_in_it_while_the_catalogue_is_t
         errlog.seek(0)
         return found, errlog.read()
 
-    model = world["tmp"] / "mine.skops"
+    model, cache = world["tmp"] / "mine.skops", ("--cache", str(world["tmp"] / "cache"))
     with tempfile.TemporaryFile("w+") as errlog:
-        _, err = served("--log", str(log))
+        _, err = served("--log", str(log), *cache)
         assert "ranked by the pretrained pipeline" in err, err
+        (n,) = set(re.findall(r"(\d+) of \1 tools encoded", err))  # all, the cache new
         proc = subprocess.run([sys.executable, "-m", "skriskrank", "fit", "--gateway",
                                str(world["config"]), "--log", str(log), "--epochs", "2",
                                "-o", str(model)], capture_output=True, text=True,
                               env={**os.environ, **ENV}, timeout=TIMEOUT, cwd=ROOT)
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.startswith(f"fitted on {len(uses)} queries over "), proc.stdout
-        found, err = served("--model", str(model))
+        found, err = served("--model", str(model), *cache)
         assert "ranked by the --model" in err and "fitted on another" not in err, err
+        assert f"0 of {n} tools encoded" in err, err  # a restart reads them all from disk
         assert found[0]["name"] == "get_current_time"
         # Another catalogue (a server more): the pretrained pipeline ranks, and a warning
         # says why.

@@ -133,3 +133,25 @@ def test_a_failed_servers_last_stderr_lines_are_kept_clean_and_bounded(capfd):
     anyio.run(start_once, True)
     err = capfd.readouterr().err
     assert "[noisy] line 7\n" in err and "[noisy] \x1b[31mError:" in err  # echoed as written
+
+
+def test_a_cache_that_cannot_be_written_costs_a_warning_not_the_catalogue(tmp_path):
+    types = pytest.importorskip("mcp.types")
+    from types import SimpleNamespace
+
+    from skriskrank._encoder import MSG_NO_DISK
+    from skriskrank.gateway import build_catalogue
+
+    spec = SimpleNamespace(name="notes")
+    tools = [types.Tool(name="read_note", description="Read a note.",
+                        input_schema={"type": "object"}),
+             types.Tool(name="delete_note", description="Delete a note for good.",
+                        input_schema={"type": "object"})]
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")  # a directory cannot be made under a file
+    prefix = MSG_NO_DISK.split("{error}")[0].format(directory=blocked / "cache")
+    with pytest.warns(UserWarning, match=re.escape(prefix)):
+        catalogue = build_catalogue([SimpleNamespace(spec=spec, tools=tools)],
+                                    cache=blocked / "cache")
+    assert sorted(catalogue.entries) == ["delete_note", "read_note"]
+    assert catalogue.pipeline.predict(["remove my note"]).shape == (1, 2)

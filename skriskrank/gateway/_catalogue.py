@@ -136,7 +136,7 @@ def _accepted_flags(name, label) -> set:
 
 
 def build_catalogue(downstreams, *, labels=None, auditor=None, k=5, need_threshold=0.5,
-                    backend=DEFAULT_BACKEND, model=None) -> Catalogue:
+                    backend=DEFAULT_BACKEND, model=None, cache=None) -> Catalogue:
     """The catalogue of the listed tools of ``downstreams``, graded and indexed.
 
     Parameters
@@ -163,12 +163,16 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5, need_thresho
         when the catalogue is the one it was fitted on: the same tools, texts, servers,
         levels and flags (the registries' fingerprints are equal). Otherwise the pretrained
         pipeline ranks, and a warning says what differs.
+    cache : str or path-like, default=None
+        A directory that keeps the tools' embeddings across processes: a tool encoded by an
+        earlier start is read from it, not encoded again (queries are never written).
 
     Returns
     -------
     catalogue : Catalogue
     """
     from .. import RiskAuditor, load_tools, pretrained_pipeline, scan_tools
+    from .._encoder import prefetch
 
     listed = [(d.spec.name, _checked(d.spec.name, t)) for d in downstreams for t in d.tools]
     listed = [(server, *checked) for server, checked in listed if checked is not None]
@@ -213,6 +217,11 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5, need_thresho
     registry = registry.with_flags([
         {*(found.keys() - accepted.get(n, set())), *(("changed",) if entries[n].changed else ())}
         for n, found in zip(registry.names, findings, strict=True)])
+    if cache is not None:
+        encoded = prefetch(registry.texts, cache, backend=backend)
+        if encoded is not None:
+            log.info("%d of %d tools encoded, the others read from %s", encoded, len(registry),
+                     cache)
     registry = (auditor or RiskAuditor.pretrained()).grade(registry, scan=False)
     if model is not None:
         fitted = model.steps[0][1].registry

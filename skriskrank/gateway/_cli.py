@@ -31,6 +31,8 @@ _level = number(int, lambda n: 1 <= n <= 5, "expected a risk level 1..5, got {va
 
 def add_gateway_parser(subparsers, backend, need) -> None:
     """Add the ``gateway`` command to the ``skriskrank`` parser's subparsers."""
+    from .._cli import _add_cache
+
     p = subparsers.add_parser(
         "gateway", help="a risk-aware MCP gateway in front of your MCP servers",
         description="Connect to the MCP servers of an MCP host configuration and serve one "
@@ -72,6 +74,7 @@ def add_gateway_parser(subparsers, backend, need) -> None:
     p.add_argument("--model", metavar="FILE", help="a model fitted on this gateway's log "
                    "(skriskrank fit --gateway CONFIG --log LOG): it ranks while the catalogue "
                    "is the one it was fitted on, the pretrained pipeline otherwise")
+    _add_cache(p)
     p.add_argument("--backend", **backend)
     p.set_defaults(handler=run_gateway)
 
@@ -80,7 +83,7 @@ def run_gateway(args) -> int:
     """Run ``skriskrank gateway`` (bad input: one line, exit status 2)."""
     import anyio
 
-    from .._cli import _load_pipeline
+    from .._cli import _cache, _load_pipeline
     from .._persist import _check_output
     from .._rubric import RISKY_LEVEL, UNKNOWN_RISK
     from .._tools import read_levels
@@ -89,6 +92,7 @@ def run_gateway(args) -> int:
 
     servers = load_config(args.config)
     model = _load_pipeline(args.model) if args.model else None
+    cache = _cache(args)
     labels = read_levels(args.labels) if args.labels else None
     for name, label in (labels or {}).items():
         _accepted_flags(name, label)  # a malformed review row fails here, not mid-session
@@ -111,7 +115,7 @@ def run_gateway(args) -> int:
                       expose=args.expose, backend=args.backend,
                       # A check or review prints its own report; a failed server's last
                       # lines are part of it.
-                      echo_stderr=not (args.check or args.audit), model=model)
+                      echo_stderr=not (args.check or args.audit), model=model, cache=cache)
     if args.check:
         status = anyio.run(check, gateway)
         width = max(len(s["server"]) for s in status)

@@ -118,11 +118,14 @@ class Gateway:
         CONFIG --log LOG``): it ranks while the catalogue is the one it was fitted on, the
         pretrained pipeline otherwise (:func:`build_catalogue`). Its need-aware filter
         takes ``need_threshold``.
+    cache : str or path-like, default=None
+        A directory that keeps the tools' embeddings from one start to the next, so that a
+        restart encodes only the tools that are new (:func:`build_catalogue`).
     """
 
     def __init__(self, servers, *, policy=None, labels=None, k=8, need_threshold=0.5,
                  call_timeout=60.0, start_timeout=60.0, log=None, expose=False,
-                 backend=DEFAULT_BACKEND, echo_stderr=True, model=None):
+                 backend=DEFAULT_BACKEND, echo_stderr=True, model=None, cache=None):
         spawn_lock = anyio.Lock()
         self.downstreams = [Downstream(s, call_timeout=call_timeout, start_timeout=start_timeout,
                                        on_change=self._changed, spawn_lock=spawn_lock,
@@ -132,7 +135,7 @@ class Gateway:
         self.need_threshold = need_threshold
         if model is not None and "need_threshold" in model.steps[-1][1].get_params():
             model.steps[-1][1].set_params(need_threshold=need_threshold)
-        self.model = model
+        self.model, self.cache = model, cache
         self.log, self.expose, self.backend = log or EventLog(None), expose, backend
         self.catalogue = Catalogue(entries={})
         self.ready = anyio.Event()
@@ -190,7 +193,7 @@ class Gateway:
         """
         return build_catalogue(self.downstreams, labels=self.labels, auditor=self.auditor,
                                k=self.k, need_threshold=self.need_threshold,
-                               backend=self.backend, model=self.model)
+                               backend=self.backend, model=self.model, cache=self.cache)
 
     async def rebuild(self) -> None:
         """Build the catalogue anew from the servers' tools (graded and indexed, off-loop)."""
