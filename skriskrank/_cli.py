@@ -94,15 +94,16 @@ def _registry(paths, labels, backend, cache=None):
     from ._tools import read_levels
     from .datasets import load_registry_csv
 
-    if len(paths) == 1 and str(paths[0]).lower().endswith(".csv"):
-        registry = load_registry_csv(paths[0])
-    else:
-        registry = load_tools(paths, risk=read_levels(labels) if labels else None)
+    csv = len(paths) == 1 and str(paths[0]).lower().endswith(".csv")
+    # load_tools scans each server's tools for poisoning; a CSV is scanned when graded.
+    registry = (load_registry_csv(paths[0]) if csv
+                else load_tools(paths, risk=read_levels(labels) if labels else None))
     if cache is not None:
         from ._encoder import prefetch
 
         prefetch(registry.texts, cache, backend=backend, show_progress_bar=len(registry) > 1000)
-    return RiskAuditor.pretrained(show_progress_bar=True, backend=backend).grade(registry)
+    return RiskAuditor.pretrained(show_progress_bar=True, backend=backend).grade(registry,
+                                                                                 scan=csv)
 
 
 def _cache(args):
