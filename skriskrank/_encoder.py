@@ -9,7 +9,9 @@ always one that the same encoder, run the same way, returned.
 A store keeps the rows of at most ``capacity`` texts in memory, least recently used out
 first. With a directory, new rows also wait in memory until ``batch_size`` of them go to
 disk as one ``.npz`` shard (:func:`clear_caches` writes the rest); rows still pending when
-the process exits cost only their encoding in the next process.
+the process exits cost only their encoding in the next process. :func:`prefetch` fills the
+in-memory store (``cache=True``) from a directory, writing to it only the texts it is given:
+the gateway's tools, never its queries.
 """
 
 from __future__ import annotations
@@ -433,7 +435,7 @@ def encode(texts, *, model=None, batch_size=DEFAULT_BATCH_SIZE, device="cpu", ca
 
 def prefetch(texts, directory, *, model=None, batch_size=DEFAULT_BATCH_SIZE, device="cpu",
              show_progress_bar=None, backend=DEFAULT_BACKEND,
-             max_seq_length=DEFAULT_MAX_SEQ_LENGTH) -> int:
+             max_seq_length=DEFAULT_MAX_SEQ_LENGTH) -> int | None:
     """Put the rows of ``texts`` in the process's store, those on disk read from ``directory``.
 
     The texts ``directory`` lacks are encoded and written to it; the process's in-memory store
