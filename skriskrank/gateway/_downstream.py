@@ -97,10 +97,11 @@ class Downstream:
     tools : list of mcp.types.Tool
         The tools of the last listing (empty until the server was ready once; kept while
         it restarts).
-    stderr : collections.deque of str
-        The last :data:`STDERR_LINES` non-blank lines a stdio server wrote to its stderr
-        since it was last started, without terminal escapes or unprintable characters. For
-        the person running the gateway: the server wrote them, so they never reach the agent.
+    stderr : list of str
+        The last of the :data:`STDERR_LINES` non-blank lines a stdio server wrote to its
+        stderr since it was last started, without terminal escapes or unprintable characters
+        (those that hold nothing else left out), each at most 300 characters. For the person
+        running the gateway: the server wrote them, so they never reach the agent.
     """
 
     def __init__(self, spec, *, call_timeout, start_timeout, on_change, spawn_lock,
@@ -109,7 +110,7 @@ class Downstream:
         self.call_timeout, self.start_timeout = call_timeout, start_timeout
         self.on_change, self.spawn_lock = on_change, spawn_lock
         self.echo_stderr = echo_stderr
-        self.stderr: collections.deque = collections.deque(maxlen=STDERR_LINES)
+        self._stderr: collections.deque = collections.deque(maxlen=STDERR_LINES)
         self._stderr_ended = threading.Event()
         self._stderr_ended.set()
         self.state, self.error, self.tools = "starting", None, []
@@ -117,6 +118,13 @@ class Downstream:
         self.settled = anyio.Event()  # set once the first start succeeded or failed
         self._lost = anyio.Event()
         self._relist = anyio.Event()
+
+    @property
+    def stderr(self) -> list[str]:
+        """The last lines the server wrote to its stderr since its last start, cleaned."""
+        cleaned = ("".join(c for c in _ESCAPE.sub("", line) if c.isprintable()).strip()
+                   for line in list(self._stderr))
+        return [line[:300] for line in cleaned if line]
 
     # -- the task that owns the connection ----------------------------------------------------
     async def run(self) -> None:
@@ -131,7 +139,8 @@ class Downstream:
                     # The process has been ended: its last lines are on their way.
                     await anyio.to_thread.run_sync(self._stderr_ended.wait, STDERR_WAIT)
                     if error != self.error:  # once per kind of failure, not per retry
-                        last = f" (its last output: {self.stderr[-1]})" if self.stderr else ""
+                        said = self.stderr
+                        last = f" (its last output: {said[-1]})" if said else ""
                         log.warning("server %r: %s%s", self.spec.name, error, last)
                     self.error = error
                 # The tools of the last listing stay in the catalogue while the server
@@ -220,22 +229,21 @@ class Downstream:
         line (if asked) until every process holding the write end has ended.
         """
         fd_read, fd_write = os.pipe()
-        self.stderr = lines = collections.deque(maxlen=STDERR_LINES)
+        self._stderr = lines = collections.deque(maxlen=STDERR_LINES)
         self._stderr_ended = ended = threading.Event()
         prefix = f"[{self.spec.name}] "
 
         def drain():
             with open(fd_read, "rb") as pipe:
-                # Bounded reads: a line without end costs a buffer, not the memory.
+                # Bounded reads: a line without end costs a buffer, not the memory. The lines
+                # are cleaned when read (stderr), not here: a chatty server costs little.
                 while chunk := pipe.readline(STDERR_LINE_BYTES):
                     text = chunk.decode("utf-8", "replace").rstrip("\r\n")
                     if self.echo_stderr:
                         with contextlib.suppress(OSError, ValueError):
-                            sys.stderr.write(prefix + text + "\n")
-                            sys.stderr.flush()
-                    text = "".join(c for c in _ESCAPE.sub("", text) if c.isprintable()).strip()
-                    if text:
-                        lines.append(text[:300])
+                            sys.stderr.write(prefix + text + "\n")  # stderr is line-buffered
+                    if text and not text.isspace():
+                        lines.append(text)
             ended.set()
 
         threading.Thread(target=drain, name=prefix.strip(), daemon=True).start()
