@@ -115,8 +115,13 @@ def _cache(args):
     return None if args.no_cache else args.cache or _cache_dir() / "embeddings"
 
 
-def _gateway_registry(config, labels, backend):
-    """The catalogue a gateway serves for ``config``: its servers started once and listed."""
+def _gateway_registry(config, labels, backend, cache):
+    """The catalogue a gateway serves for ``config``: its servers started once and listed.
+
+    Read through the gateway's embedding cache, the tools' vectors, and so the levels the
+    auditor grades from them, are the ones the gateway reads: the model's catalogue is then
+    the gateway's to the bit, with any backend (int8's vectors depend on their batch).
+    """
     import anyio
 
     from ._tools import read_levels
@@ -124,7 +129,7 @@ def _gateway_registry(config, labels, backend):
     from .gateway._run import build_once
 
     gateway = Gateway(load_config(config), labels=read_levels(labels) if labels else None,
-                      backend=backend, echo_stderr=False)
+                      backend=backend, echo_stderr=False, cache=cache)
     registry = anyio.run(build_once, gateway).registry
     if registry is None:
         raise ValueError(MSG_NO_GATEWAY_TOOLS.format(config=config))
@@ -141,8 +146,9 @@ def fit(args) -> int:
     from .gateway import read_log
 
     _check_output(args.output)  # before any work: a bad path fails now, not after training
-    registry = (_gateway_registry(args.gateway, args.labels, args.backend) if args.gateway
-                else _registry(args.tools, args.labels, args.backend))
+    cache = _cache(args)
+    registry = (_gateway_registry(args.gateway, args.labels, args.backend, cache)
+                if args.gateway else _registry(args.tools, args.labels, args.backend, cache))
     log = args.log is not None
     data = read_log(args.log, registry) if log else load_queries_jsonl(args.queries, registry)
     # From a log: what the pretrained pipeline reads (sentences, servers), with a reranker and
@@ -332,6 +338,7 @@ def _parser():
     p.add_argument("--need-aware", action="store_true",
                    help="end with the NeedAwareFilter instead of the paper's RuleFilter")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
+    _add_cache(p)
     p.add_argument("--backend", **backend)
     p.set_defaults(handler=fit)
 

@@ -671,9 +671,11 @@ def test_a_model_fitted_on_the_gateways_log_ranks_in_it_while_the_catalogue_is_t
         _, err = served("--log", str(log), *cache)
         assert "ranked by the pretrained pipeline" in err, err
         (n,) = set(re.findall(r"(\d+) of \1 tools encoded", err))  # all, the cache new
+        # Through the gateway's cache: the tools' vectors, and so their graded levels, are
+        # the ones the gateway reads.
         proc = subprocess.run([sys.executable, "-m", "skriskrank", "fit", "--gateway",
                                str(world["config"]), "--log", str(log), "--epochs", "2",
-                               "-o", str(model)], capture_output=True, text=True,
+                               "-o", str(model), *cache], capture_output=True, text=True,
                               env={**os.environ, **ENV}, timeout=TIMEOUT, cwd=ROOT)
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.startswith(f"fitted on {len(uses)} queries over "), proc.stdout
