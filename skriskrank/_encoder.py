@@ -309,14 +309,15 @@ class EmbeddingStore:
                 name, row = self._on_disk[d]
                 by_shard[name].append((j, row))
         for name, wanted in by_shard.items():
-            emb = self._shard(name, "embeddings")
-            if emb is None:  # removed or spoilt since: those texts are encoded again
+            shard = self._shard(name)
+            if shard is None:  # removed or spoilt since: those texts are encoded again
                 continue
+            emb = shard[1]
             found.update(zip((j for j, _ in wanted), emb[[r for _, r in wanted]], strict=True))
         return found
 
-    def _shard(self, name, field):
-        """A shard's ``hashes`` or ``embeddings``, or None unless both are well formed.
+    def _shard(self, name):
+        """A shard's ``(hashes, embeddings)``, or None unless both are well formed.
 
         A shard that is gone, unreadable, or not as :meth:`flush` writes them (counts that
         disagree, values that are not finite) is skipped, and its texts encoded again.
@@ -329,7 +330,7 @@ class EmbeddingStore:
         if (hashes.dtype != f"S{_DIGEST}" or hashes.ndim != 1 or emb.dtype != np.float32
                 or emb.ndim != 2 or len(emb) != len(hashes) or not np.isfinite(emb).all()):
             return None
-        return hashes if field == "hashes" else emb
+        return hashes, emb
 
     def _read_new_shards(self):
         # Called on a miss, not only when the store is made: a long-lived process (a Dask
@@ -337,10 +338,10 @@ class EmbeddingStore:
         # it again in another batch, which may differ in the last bits.
         for name in sorted({p.name for p in self.dir.glob("shard-*.npz")} - self._shards):
             self._shards.add(name)
-            hashes = self._shard(name, "hashes")
-            if hashes is None:
+            shard = self._shard(name)
+            if shard is None:
                 continue
-            for row, h in enumerate(hashes):
+            for row, h in enumerate(shard[0]):
                 # numpy's "S" dtype drops trailing NUL bytes on read, so a digest ending in
                 # b"\0" (1 text in 256) would otherwise never match.
                 self._on_disk.setdefault(bytes(h).ljust(_DIGEST, b"\0"), (name, row))
@@ -449,34 +450,26 @@ def prefetch(texts, directory, *, model=None, batch_size=DEFAULT_BATCH_SIZE, dev
         How many of the texts were encoded (not found in memory or on disk); None, with a
         warning, when ``directory`` cannot be made or written: then they are in memory only.
     """
-    try:
-        return _prefetch(texts, directory, model=model, batch_size=batch_size, device=device,
-                         show_progress_bar=show_progress_bar, backend=backend,
-                         max_seq_length=max_seq_length)
-    except OSError as err:  # a cache that cannot be written costs the encoding, not the start
-        warnings.warn(MSG_NO_DISK.format(directory=directory, error=err), stacklevel=2)
-        encode(texts, model=model, batch_size=batch_size, device=device,
-               show_progress_bar=show_progress_bar, backend=backend,
-               max_seq_length=max_seq_length)
-        return None
-
-
-def _prefetch(texts, directory, *, model, batch_size, device, show_progress_bar, backend,
-              max_seq_length) -> int:
-    model_id, _ = resolve_model(model)
-    memory = get_store(model_id, device=check_device(device), batch_size=batch_size,
-                       backend=backend, max_seq_length=max_seq_length)
     settings = dict(model=model, batch_size=batch_size, device=device, backend=backend,
                     max_seq_length=max_seq_length, show_progress_bar=show_progress_bar)
-    disk = get_store(model_id, device=check_device(device), batch_size=batch_size,
-                     cache=directory, backend=backend, max_seq_length=max_seq_length)
-    with memory.lock:
-        memory_before, disk_before = memory.n_encoded, disk.n_encoded
-        memory.encode(texts, lambda missing: encode(missing, cache=directory, **settings)[0])
-        disk.flush()
-        # What came from disk was not encoded: the count is what the disk store encoded.
-        encoded = disk.n_encoded - disk_before
-        memory.n_encoded = memory_before + encoded
+    model_id, key = resolve_model(model)[0], dict(
+        device=check_device(device), batch_size=batch_size, backend=backend,
+        max_seq_length=max_seq_length)
+    memory = get_store(model_id, **key)
+    try:
+        disk = get_store(model_id, cache=directory, **key)
+        with memory.lock:
+            memory_before, disk_before = memory.n_encoded, disk.n_encoded
+            memory.encode(texts, lambda missing: encode(missing, cache=directory,
+                                                        **settings)[0])
+            disk.flush()
+            # What came from disk was not encoded: the count is what the disk store encoded.
+            encoded = disk.n_encoded - disk_before
+            memory.n_encoded = memory_before + encoded
+    except OSError as err:  # a cache that cannot be written costs the encoding, not the start
+        warnings.warn(MSG_NO_DISK.format(directory=directory, error=err), stacklevel=2)
+        encode(texts, **settings)  # in memory: what was encoded before the error is found there
+        return None
     return encoded
 
 

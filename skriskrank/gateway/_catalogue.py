@@ -90,7 +90,6 @@ class Catalogue:
     entries: dict
     registry: object = None
     pipeline: object = None
-    fitted: bool = False  # whether the pipeline is the gateway's --model, not the pretrained
 
     def level(self, name) -> int:
         """The tool's level (:data:`~skriskrank.UNKNOWN_RISK` when it has none)."""
@@ -226,7 +225,7 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5, need_thresho
     if model is not None:
         fitted = model.steps[0][1].registry
         if fitted.fingerprint == registry.fingerprint:
-            return Catalogue(entries=entries, registry=registry, pipeline=model, fitted=True)
+            return Catalogue(entries=entries, registry=registry, pipeline=model)
         log.warning(MSG_OTHER_CATALOGUE.format(difference=_difference(fitted, registry)))
     pipeline = pretrained_pipeline(registry, k=min(k, len(registry)),
                                    need_threshold=need_threshold, backend=backend)

@@ -68,13 +68,8 @@ async def check(gateway) -> list[dict]:
         ``server``, ``state`` (``"ready"`` or ``"failed"``), ``tools``, ``error`` and
         ``stderr`` (a stdio server's last lines on its stderr, which say why it failed).
     """
-    async with anyio.create_task_group() as tg:
-        for downstream in gateway.downstreams:
-            tg.start_soon(downstream.run)
-        await gateway.settled()
-        status = gateway.status()
-        tg.cancel_scope.cancel()
-    return status
+    async with _started(gateway):
+        return gateway.status()
 
 
 async def build_once(gateway):
@@ -91,13 +86,19 @@ async def build_once(gateway):
         The catalogue the gateway would serve, graded and scanned: what ``skriskrank fit
         --gateway`` fits a model on.
     """
+    async with _started(gateway):
+        return await anyio.to_thread.run_sync(gateway.build)
+
+
+@contextlib.asynccontextmanager
+async def _started(gateway):
+    """Every server of ``gateway`` started once and settled; all stopped on leaving."""
     async with anyio.create_task_group() as tg:
         for downstream in gateway.downstreams:
             tg.start_soon(downstream.run)
         await gateway.settled()
-        catalogue = await anyio.to_thread.run_sync(gateway.build)
+        yield
         tg.cancel_scope.cancel()
-    return catalogue
 
 
 async def review(gateway, path) -> dict:

@@ -203,7 +203,8 @@ class Gateway:
         log.info("catalogue: %d tools from %d servers in %.1f s, ranked by %s",
                  len(catalogue.entries), sum(d.state == "ready" for d in self.downstreams),
                  time.perf_counter() - t0,
-                 "the --model" if catalogue.fitted else "the pretrained pipeline")
+                 "the --model" if self.model is not None and catalogue.pipeline is self.model
+                 else "the pretrained pipeline")
         if self.expose:
             for state in list(self._sessions.values()):
                 if state.upstream is not None:
@@ -381,7 +382,7 @@ class Gateway:
     def status(self) -> list[dict]:
         """Each server's name, state, number of tools, error and last stderr lines, in order."""
         return [{"server": d.spec.name, "state": d.state, "tools": len(d.tools),
-                 "error": d.error, "stderr": list(d.stderr)} for d in self.downstreams]
+                 "error": d.error, "stderr": d.stderr} for d in self.downstreams]
 
 
 async def _confirm(ctx, params, question):
