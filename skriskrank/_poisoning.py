@@ -454,6 +454,47 @@ def _shadowing(names, descs, params, hints, servers) -> dict[int, str]:
     return found
 
 
+# A tool's text naming another server's tool: "use this instead of git_log", "replaces:
+# read_file", "set_reminder returns wrong answers". A name counts when it is distinctive (six
+# characters or more, with a separator or a capital inside, so "search" or "fetch" in prose
+# do not) and not also the name of a tool of the writer's own server (siblings share names
+# such as read_file across servers). The two names must share a word other than a generic
+# one: a tool positions itself against a tool that does what it claims to, while an honest
+# text that happens to hold another server's name is about something else ("describe-events"
+# in a CloudFormation guide). On the 3,618 tools of the mcp-bench and harvested servers as
+# one catalogue, 5 are flagged this way.
+_NAME_TOKEN = re.compile(r"[\w.\-]+")
+_DISTINCTIVE = re.compile(r"[_.\-]|[a-z][A-Z]")
+_GENERIC_NAME_WORDS = frozenset(
+    "get set list create update delete add remove read write search find fetch query run make "
+    "new all by for to of the and with from in on info data item tool api v2 pro plus max"
+    .split())
+
+
+def _name_words(name: str) -> set[str]:
+    return {w[:-1] if w.endswith("s") and len(w) > 3 else w
+            for w in _words(name)} - _GENERIC_NAME_WORDS
+
+
+def _mentions(names, texts, servers) -> dict[int, str]:
+    own = [n.rsplit("__", 1)[-1] for n in names]
+    named, mine = defaultdict(list), defaultdict(set)
+    for j, (name, server) in enumerate(zip(own, servers, strict=True)):
+        mine[server].add(name.lower())
+        if len(name) >= 6 and _DISTINCTIVE.search(name):
+            named[name.lower()].append(j)
+    found = {}
+    for i, (text, server) in enumerate(zip(texts, servers, strict=True)):
+        for token in dict.fromkeys(t.strip(".-").lower() for t in _NAME_TOKEN.findall(text)):
+            if token in named and token not in mine[server]:
+                j = next((j for j in named[token] if _name_words(own[j]) & _name_words(
+                    own[i])), None)
+                if j is not None:
+                    found[i] = f"it names {names[j]!r}, a tool of server {servers[j]!r}"
+                    break
+    return found
+
+
 def scan_tools(registry, *, servers=None) -> list[dict[str, str]]:
     """What each tool's text holds that points to poisoning, as flags with their evidence.
 
@@ -509,6 +550,11 @@ def scan_tools(registry, *, servers=None) -> list[dict[str, str]]:
         one edit away, or a near-duplicate description on another server. Both tools are flagged:
         which one imitates the other is for a person to say. Two servers that list exactly the
         same tools (one server run twice, for two folders or accounts) do not flag each other.
+        With ``servers``, a tool whose text names a tool of another server that does the same
+        kind of thing (their names share a word other than a generic verb) is flagged too,
+        alone: "use this, not account_logout", "replaces: read_file", "set_reminder gives
+        wrong answers". A name counts when it has six characters or more with a separator or
+        a capital inside, and no tool of the writer's own server has it.
     ``changed``
         Set by the gateway, not here: a tool whose text no longer matches the review file.
 
@@ -536,17 +582,19 @@ def scan_tools(registry, *, servers=None) -> list[dict[str, str]]:
     names = [str(x) for x in registry.names]
     descs = list(registry.descriptions)
     findings = [{} for _ in range(n)]
-    for i, (name, desc, params, hints) in enumerate(zip(
-            names, descs, registry.parameters, registry.declared_hints, strict=True)):
-        text = "\n".join([desc, *(f"{pn}: {pd}" for pn, pd in params),
-                          str(hints.get("title", ""))])
+    texts = ["\n".join([desc, *(f"{pn}: {pd}" for pn, pd in params),
+                        str(hints.get("title", ""))])
+             for desc, params, hints in zip(descs, registry.parameters,
+                                            registry.declared_hints, strict=True)]
+    for i, (name, desc, params, hints, text) in enumerate(zip(
+            names, descs, registry.parameters, registry.declared_hints, texts, strict=True)):
         for flag, why in (("injection", _injection(text)),
                           ("stuffing", _stuffing(name, desc, params)),
                           ("hint_mismatch", _hint_mismatch(name, desc, params, hints))):
             if why:
                 findings[i].setdefault(flag, why)
-    for i, why in _shadowing(names, descs, registry.parameters, registry.declared_hints,
-                             servers).items():
+    for i, why in [*_shadowing(names, descs, registry.parameters, registry.declared_hints,
+                               servers).items(), *_mentions(names, texts, servers).items()]:
         findings[i].setdefault("shadowing", why)
     for found, flags in zip(findings, registry.flags, strict=True):
         for flag in sorted(flags - found.keys()):
