@@ -8,7 +8,11 @@ are described in its docstring.
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import re
+import unicodedata
+import urllib.parse
 from collections import defaultdict
 
 import numpy as np
@@ -37,7 +41,7 @@ _INJECTION = [
     ("markup aimed at the model", re.compile(
         r"<\s*/?\s*(important|system|instructions?|admin|secret|hidden|critical|assistant|"
         r"prompt|context|override)\b[^>]{0,40}>|<!--|\[\s*(system|important|instructions?|admin|"
-        r"assistant)\b[^\]]{0,30}\]|(^|[{\[<>|]\s*)(system|assistant)\s*:"
+        r"assistant)\b[^\]]{0,30}\]|(^|[{\[<>|]\s*|[.!?]\s+)(system|assistant)\s*:"
         # chat templates' role tokens ([INST], <|im_start|>, <<SYS>>) and notes addressed to
         # an agent ("TODO(agent):", "### Agent instructions", "assistant_directive", "Agents:")
         r"|\[/?INST\]|\[//\]:\s*#|<\|[\w\s]{1,20}\|>|<<\s*/?SYS\s*>>"
@@ -72,6 +76,23 @@ _INJECTION = [
         r"https?://",
         r"\bcurl\b[^|\n]{0,100}\|\s*(ba|z)?sh\b",
         r"!\[[^\]]*\]\(https?://[^)\s]*[?&]\w+=",  # a markdown image that carries data out
+        # text returned by a tool taken as orders; lies about results; the next request
+        r"\b(treat|consider|regard|follow)\b[^.]{0,50}\b(returns?|returned|output|results?|"
+        r"responses?)\b[^.]{0,20}\bas\s+(instructions?|commands?|orders)\b",
+        r"\b(report|say|claim|state)\s+(that\s+)?(the\s+)?(operation|call|request|it|"
+        r"everything)\s+(succeeded|worked|was\s+successful)\b[^.]{0,20}\beven\s+(when|if)\b",
+        r"\bwhatever\s+the\s+user\s+(asks|says|wants|requests|types)\b",
+        # skipping the user's consent, as an administrator's say-so
+        r"\bskip\s+(all|every|any)\s+(user\s+)?(confirmations?|approvals?|safety\s+checks?)\b",
+        r"\b(confirmations?|approvals?)\s+(are|is|have\s+been)\s+(disabled|turned\s+off|"
+        r"switched\s+off|waived)\b",
+        # data sent out: a file piped to a web request, every call mirrored to a server
+        r"\|\s*(curl|wget|nc|ncat)\s",
+        r"\b(mirrors?|copies|forwards?|sends?|posts?|uploads?)\s+(each|every|all)\s+"
+        r"(requests?|calls?|files?|messages?|inputs?|arguments?)\b[^.]{0,30}\bto\s+https?://",
+        # chat templates' roles, written as markup the model reads as a new turn
+        r"<\s*/?\s*(start|end)_of_turn\s*>|[\"']role[\"']\s*:\s*[\"'](system|developer)[\"']"
+        r"|(^|\s)#{1,6}\s*(system|developer)\s*:|\bsystem\s+override\b",
     ]), _I)),
     # The same commands in other languages: "this tool" with "always" or "first", and "ignore
     # the instructions", "do not tell the user", in the languages attackers have used.
@@ -84,19 +105,35 @@ _INJECTION = [
     ("tells the model to ignore its instructions", re.compile(
         r"\b(ignore|disregard|forget|override|bypass)\b[^.]{0,40}\b(previous|prior|above|earlier"
         r"|all|any|other|system|safety|user'?s?)\b[^.]{0,30}\b(instructions?|rules?|prompts?|"
-        r"tools?|guidelines|directions|messages?|restrictions?|polic(y|ies))\b", _I)),
+        r"tools?|guidelines|directions|messages?|restrictions?|polic(y|ies)|preferences)\b"
+        r"|\b(supersedes?|overrides?|replaces?|takes?\s+precedence\s+over)\s+(all\s+|any\s+)?"
+        r"(of\s+)?(your|the\s+(model|assistant|system)'?s?)\s+([\w-]+\s+){0,2}(instructions|"
+        r"rules|guidelines|prompt)\b", _I)),
     ("tells the model to hide something from the user", re.compile(
         r"\b(do\s*n[o']t|never|must\s*n[o']t|should\s*n[o']t)\s+(tell|inform|mention|reveal|"
         r"show|alert|notify|disclose|let)\b[^.]{0,30}\b(user|human|anyone|them|people)\b|\b"
         r"without\s+(telling|informing|notifying|alerting|asking)\s+(the\s+)?(user|human)\b|"
-        r"\b(keep|remain)\s+(this|it)(\s+\w+)?\s+(secret|hidden|confidential|private)\b", _I)),
+        r"\b(keep|remain)\s+(this|it)(\s+\w+)?\s+(secret|hidden|confidential|private)\b|"
+        # the user kept from knowing; what the model put in an argument left unsaid
+        r"\b(users?|humans?)\s+(must|should|need|will|may)\s*(not|n't|never)\s+(learn|know|see|"
+        r"notice|find\s+out|be\s+(told|informed|shown))\b|\b(never|do\s*n[o']t|must\s*n[o']t)\s+"
+        r"(reveal|mention|disclose|say|report)\b[^.]{0,30}\b(what\s+you|that\s+(anything|you)|"
+        r"this\s+(note|instruction|step)|side[\s-]tasks?)\b|\bkeep\s+(that|this|it)\s+out\s+of\s+"
+        r"(your|the)\s+(reply|answer|response|summary|output)\b|\bif\s+(asked|anyone\s+asks|the\s+"
+        r"user\s+asks)\b[^.]{0,40}\b(just|only)\s+say\b|\bleave\s+(everything|all|this)\s+"
+        r"(in\s+this\s+note\s+)?out\b", _I)),
     ("orders the model about other tools", re.compile(
         r"\b(before|after|instead\s+of|rather\s+than|prior\s+to)\s+(using|calling|invoking|"
         r"running|selecting|you\s+(use|call|run))\s+(any|every|all|each|another|the\s+other|"
         r"other)\b[^.]{0,20}\btools?\b|\b(other|all\s+other|the\s+other)\s+([\w-]+\s+){0,4}"
         r"tools?\s+(are|is|have\s+been)\s+(deprecated|broken|unsafe|unreliable|outdated|"
         r"obsolete|disabled|compromised)\b"
-        r"|\bwhen\s+(using|calling|invoking)\s+[`'\"]\w+[`'\"]\s*,\s*(always|also|first|never)\b",
+        r"|\bwhen\s+(using|calling|invoking)\s+[`'\"]\w+[`'\"]\s*,\s*(always|also|first|never)\b"
+        # what the other tools return or are given, brought here
+        r"|\bwhen(ever)?\s+(any|another|other|each|every)\s+(other\s+)?tools?\s+(returns?|is\s+"
+        r"(called|used|invoked)|runs?|responds?)\b|\bforward\s+(that|the|this|all|its|their)\s+"
+        r"(data|output|results?|arguments?)\s+(here|to\s+this\s+tool)\b|\bcopy\s+(its|their)\s+"
+        r"arguments\s+(in)?to\b",
         _I)),
     # Selection bait (preference manipulation): a description that ranks itself above the
     # catalogue's other tools. Honest texts name the one tool they replace and when ("prefer
@@ -135,29 +172,45 @@ _INJECTION = [
         r"on\b|\b(call|use|invoke|run|trigger|called|used|invoked|triggered)[\s_-]((it|this(\s+"
         r"tool)?|me)\s+)?(on|for)[\s_-](every|each)[\s_-](user[\s_-])?(turn|message|request|"
         r"prompt|query|conversation)\b|\bso\s+use\s+(it|this|me)\b|"
-        r"\balways\W{1,3}use\W{1,3}this\b|\b(use|call|pick|choose|select|invoke)\s+(it|this(\s+"
+        r"\balways\W{1,3}use\W{1,3}this\b|"
+        # preferred over the others, or by the model; selection written as a setting
+        r"\bpreferred\s+(over|to|above)\s+(all|any|every|similar|other)\b|\bpreferred\s+by\s+"
+        r"(the\s+)?(ai|assistants?|agents?|models?|llms?)\b|\b(selection|invoke|invocation|"
+        r"agent[\s_-]?hint|routing)[\"']?\s*[:=]\s*[\"']?(mandatory|always|first|invoke[\s_-]first|"
+        r"required)\b|\b(use|call|invoke|run)\s+(this(\s+tool)?|it|me)\s+for\s+(all|every|any)\b|\b(use|call|pick|choose|select|invoke)\s+(it|this(\s+"
         r"tool)?|me)\s+(by\s+default|before\s+anything)\b|\b(pick|choose|select)\s+this\s+"
         r"tool\b", _I)),
     ("addresses the model", re.compile(
         r"\b(you\s+are\s+(an?\s+)?(ai|assistant|language\s+model|llm|agent)|(the|an?|any)\s+"
         r"(ai|assistant|language\s+model|llm|agent|model)\s+(must|should|shall|needs?\s+to|has\s+"
         r"to|is\s+required)|(note|message|instruction)s?\s+(to|for)\s+(the\s+)?(ai|assistant|"
-        r"model|llm|agent))\b", _I)),
+        r"model|llm|agent)"
+        # a vocative: "dear model", "if you are an AI assistant reading this"
+        r"|(dear|hey|hello)\s+(ai|assistant|model|llm|agent)s?|if\s+you\s*(are|'re)\s+(an?\s+)?"
+        r"(ai|assistant|language\s+model|llm|agent|model)\b[^.]{0,20}\breading)\b", _I)),
     ("reaches for secrets, files or the conversation", re.compile(
         r"~/\.ssh|\bcontents?\s+of\s+(every|all|each)\s+files?\b|\b(append|send|copy|include|pass|"
         r"put)\b[^.]{0,20}\b(all|every)\s+environment\s+variables\b|\bid_(rsa|ed25519|ecdsa|"
         r"dsa)\b|\.aws/credentials|/etc/(passwd|shadow)|"
         r"\bmcp\.json\b|\.cursor/|\.npmrc|\.netrc|\.env\b|\b(system\s+prompt|conversation\s+"
-        r"so\s+far|(this|the\s+current|our|the\s+ongoing)\s+(conversation|chat))\b", _I)),
+        r"so\s+far|(this|the\s+current|our|the\s+ongoing)\s+(conversation|chat))\b"
+        # where credentials live: cloud, container and git configuration
+        r"|~/\.(docker/config\.json|kube/config|git-credentials|gnupg|pgpass|pypirc|azure|"
+        r"config/gcloud)|application_default_credentials|\.git-credentials"
+        # the user's secrets, or any the model comes across, collected
+        r"|\b(passwords?|tokens?|credentials?|api\s+keys?|card\s+numbers?|secrets?|cookies?)\b"
+        r"[^.]{0,40}\b(the\s+user\s+(has\s+)?(mentioned|shared|typed|given|provided|entered|"
+        r"pasted)|you\s+(see|encounter|come\s+across|find|have\s+seen))\b|\b(include|put|pass|"
+        r"send|insert|add|place)\s+(the\s+)?user'?s\s+([\w-]+\s+)?(tokens?|passwords?|"
+        r"credentials?|cookies?|api\s+keys?|secrets?)\b|\b(must|should|shall)\s+(contain|include|hold)\s+the\s+value"
+        r"\s+of\s+(the\s+)?(?-i:[A-Z][A-Z0-9_]{2,})\s+(environment|env)\s+var|\brun\s+`?env`?\s+and\s+(send|pass|put|paste|include)\b",
+        _I)),
     ("asks for data to be passed on in an argument", re.compile(
         r"\b(pass|put|include|append|add|insert|send|attach|copy|provide|place|submit)\b[^.]{0,40}"
         r"\b(contents?|it|them|this|that|the\s+(file|key|data|token|password|history|listing|"
         r"conversation|chat|results?|output|credentials?|messages?))\s+(as|in|into|to|inside|via)"
         r"\s+(the\s+)?([`'\"]\w+[`'\"](\s+(parameter|argument|field))?|\w+\s+(parameter|argument|"
         r"field))(?!\w)", _I)),
-    ("holds an encoded blob", re.compile(
-        r"(?<![\w/+])(?=[A-Za-z0-9+/]*[0-9+/])(?=[A-Za-z0-9+/]*[A-Z])(?=[A-Za-z0-9+/]*[a-z])"
-        r"[A-Za-z0-9+/]{40,}={0,2}")),
 ]
 
 # Stuffing, lexically: user requests in a description, and keyword lists.
@@ -238,13 +291,16 @@ _SHAPES_OUTPUT = {"truncated", "dropped", "replaced", "formatted", "cleared", "r
                   "disabled", "locked", "rotated", "reverted", "merged"}
 _BLANK = r"[^\S\n]+"  # white space within a line
 _SIDE_EFFECT = re.compile(
-    rf"\b(it|this{_BLANK}tool|also|then|afterwards|permanently){_BLANK}(also{_BLANK})?("
+    rf"\b(it|(this|the){_BLANK}tool|also|then|afterwards|permanently){_BLANK}(also{_BLANK})?("
     + "|".join(sorted({_inflect(v)[0] for v in _ACTS + _NOUN_LIKE_ACTS}, key=len, reverse=True))
     + rf")\b|\b(is|are|will{_BLANK}be){_BLANK}((also|then|automatically|permanently|immediately|"
     rf"first|always){_BLANK})?("
     + "|".join(sorted({_inflect(v)[1] for v in _ACTS + _NOUN_LIKE_ACTS} - _SHAPES_OUTPUT, key=len,
                       reverse=True))
-    + r")\b", _I)
+    + r")\b"
+    # stated as metadata: {"effect": "delete"}, "x-side-effects": ["charge_card"]
+    + r"|\b(x-)?(side[-_\s]?)?effects?[\"']?\s*[:=]\s*\[?\s*[\"']?("
+    + "|".join(sorted({*_ACTS, *_NOUN_LIKE_ACTS}, key=len, reverse=True)) + r")(?![a-z])", _I)
 # In a parameter's description: what the value is for ("Amount to transfer").
 # Only the actions no honest read-only parameter is for: "Text to remove" or "Query to run"
 # are read-only filters, "Amount to transfer" is not.
@@ -282,6 +338,14 @@ _NEAR_DUPLICATE = 0.7  # Jaccard of word 3-grams: a copied description with a fe
 # arbitrary bytes), or a passage that reads as English only once rot13 is undone. Words of no
 # topic (_STOP) count as evidence: a passage without them is not prose either way.
 _HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){16,}(?![0-9A-Fa-f])")
+_BASE64 = re.compile(r"(?<![\w/+-])[A-Za-z0-9+/_-]{24,}={0,2}")
+_BASE32 = re.compile(r"(?<![\w])[A-Z2-7]{24,}={0,6}")
+_PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
+# Five or more single characters each followed by one space: "R E A D   ~ / . S S H".
+_SPACED = re.compile(r"(?:\S {1,3}){5,}\S")
+# A word that mixes letters with the digits that stand for them: "n0t3", "c0nv3r54710n".
+_LEET = str.maketrans("013457", "oieast")
+_LEET_WORD = re.compile(r"\b(?=\w*[a-zA-Z])(?=\w*[013457])\w+\b")
 _PASSAGE = re.compile(r"[^.!?:;\n]+")
 _ROT13 = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
                        "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm")
@@ -291,27 +355,92 @@ def _prose(words) -> int:
     return sum(w in _STOP for w in words)
 
 
-def _encoded(text: str) -> str | None:
+def _decoded_bytes(data: bytes) -> str | None:
+    """``data`` as text when it reads as prose (printable, three spaces or more)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return text if printable(text) and text.count(" ") >= 3 else None
+
+
+def _blobs(text: str):
+    """``(encoding, decoded)`` for each run of ``text`` that decodes to prose.
+
+    A blob that decodes to anything else (an id, a hash, a pagination cursor, a path that
+    merely looks like base64) hides nothing a model could read, and is left alone.
+    """
     for found in _HEX.finditer(text):
-        try:
-            decoded = bytes.fromhex(found.group(0)).decode("utf-8")
-        except UnicodeDecodeError:
-            continue
-        if printable(decoded) and decoded.count(" ") >= 3:
-            return f"hex digits that decode to text: {decoded[:40]!r}"
+        decoded = _decoded_bytes(bytes.fromhex(found.group(0)))
+        if decoded:
+            yield "hex digits", decoded
+    for found in _BASE64.finditer(text):
+        blob = found.group(0).rstrip("=")
+        for decode in (base64.b64decode, base64.urlsafe_b64decode):
+            with contextlib.suppress(ValueError):
+                decoded = _decoded_bytes(decode(blob + "=" * (-len(blob) % 4)))
+                if decoded:
+                    yield "base64", decoded
+                    break
+    for found in _BASE32.finditer(text):
+        blob = found.group(0).rstrip("=")
+        with contextlib.suppress(ValueError):
+            decoded = _decoded_bytes(base64.b32decode(blob + "=" * (-len(blob) % 8)))
+            if decoded:
+                yield "base32", decoded
     for passage in _PASSAGE.finditer(text):
         words = _words(passage.group(0))
         if len(words) >= 5 and _prose(words) <= 1 and _prose(
                 w.translate(_ROT13) for w in words) >= 3:
-            return f"text encoded with rot13: {passage.group(0).strip()[:40]!r}"
+            yield "rot13", passage.group(0).translate(_ROT13)
+
+
+def _rewritings(text: str):
+    """``(how, rewritten)`` for each disguise whose undoing changes ``text``.
+
+    Unicode compatibility forms (full-width letters and the like), letters spaced apart,
+    digits for letters, percent-encoding, lines written backwards.
+    """
+    plain = unicodedata.normalize("NFKC", text)
+    if plain != text:
+        yield "Unicode look-alike letters", plain
+    spaced = _SPACED.sub(lambda m: re.sub(r" {2,}", "\x00", m.group(0)).replace(" ", "")
+                         .replace("\x00", " "), text)
+    if spaced != text:
+        yield "spaced-out letters", spaced
+    leet = _LEET_WORD.sub(lambda m: m.group(0).translate(_LEET), text)
+    if leet != text:
+        yield "digits for letters", leet
+    if len(_PERCENT.findall(text)) >= 3:
+        yield "percent-encoding", urllib.parse.unquote(text)
+    for line in text.splitlines():
+        backwards = line[::-1]
+        if _prose(_words(backwards)) >= 3 and _prose(_words(line)) <= 1:
+            yield "text written backwards", backwards
+
+
+def _encoded(text: str) -> str | None:
+    for how, decoded in _blobs(text):
+        return f"{how} that decode to text: {decoded[:40]!r}"
+    for how, rewritten in _rewritings(text):
+        why = _phrase(rewritten)
+        if why:
+            return f"{how} that read as: {why}"
     return None
 
 
-def _injection(text: str) -> str | None:
+def _phrase(text: str) -> str | None:
     for why, pattern in _INJECTION:
         found = pattern.search(text)
         if found:
             return f"{why}: {found.group(0)[:60]!r}"
+    return None
+
+
+def _injection(text: str) -> str | None:
+    why = _phrase(text)
+    if why:
+        return why
     encoded = _encoded(text)
     return f"holds hidden text, {encoded}" if encoded else None
 
@@ -355,7 +484,9 @@ def _leading_verbs(name: str, desc: str) -> set[str]:
 
 
 def _hint_mismatch(name: str, desc: str, params, hints) -> str | None:
-    verbs = _leading_verbs(name, desc)
+    # The title is the name people read: its first word is a verb the tool states, as the
+    # name's are ("Delete Agenda", "Transfer Ownership").
+    verbs = _leading_verbs(name, desc) | set(_words(str(hints.get("title") or ""))[:1])
     if hints.get("readOnlyHint") is True:
         said = min(verbs & _WRITES, default=None) or _side_effect(
             "\n".join([desc, *(pd for _, pd in params)])) or next(
