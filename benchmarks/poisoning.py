@@ -78,6 +78,8 @@ held-out templates, written without reading the detector, its tests or the templ
 and reported as separate rows: ``benchmarks/_poisoning_heldout.py`` ("held-out"; the rules
 were revised again on its misses, so it is a development set now) and
 ``benchmarks/_poisoning_heldout2.py`` ("held-out 2", written while that revision was made and
+run on it only afterwards; the rules were revised on its misses too) and
+``benchmarks/_poisoning_heldout3.py`` ("held-out 3", written while that revision was made and
 run on it only afterwards).
 
 Run ``python -m benchmarks.poisoning --data ../shared/data`` (``--quick``: a third of the
@@ -134,7 +136,16 @@ HELDOUT_SETS = {
                    "above, while the detector was being revised on the first held-out set's "
                    "misses, and committed before that revision was run on them. The detector's "
                    "author saw about ten of its tools (in the helper's report) and wrote no rule "
-                   "for them. These rows are the fair estimate of detection on new wordings."),
+                   "for them. The detector was then revised on its misses, so these rows are a "
+                   "development set now."),
+    "held-out 3": ("_poisoning_heldout3",
+                   "templates from `benchmarks/_poisoning_heldout3.py`, written by a helper that "
+                   "read neither the detector, its tests, its results nor the three template sets "
+                   "above (their docstrings only), while the detector was being revised on the "
+                   "second held-out set's misses, and committed before that revision was run on "
+                   "them. The helper's report named some of its forms (for example "
+                   "`encoded+circled`), not their wordings; no rule was written for them. These "
+                   "rows are the fair estimate of detection on new wordings."),
 }
 TARGETS = {"flagged": 0.90, "clean_flagged": 0.02, "other_exposure": 0.01,
            "target_exposure": 0.10, "ndcg_drop": 0.005}
