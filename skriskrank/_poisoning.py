@@ -244,6 +244,8 @@ _STOP = frozenset(
     "tool tools use used using uses given specified specific based provide provides returns "
     "return get gets information data".split())
 
+_STOP_BACKWARDS = frozenset(w[::-1] for w in _STOP)
+
 # What a read-only tool cannot do, and what a non-destructive one cannot do: verbs in its
 # name, leading a sentence of its description, or stating a side effect anywhere in its text
 # ("it also pushes", "old versions are overwritten", a parameter "executed after the lookup").
@@ -338,14 +340,18 @@ _NEAR_DUPLICATE = 0.7  # Jaccard of word 3-grams: a copied description with a fe
 # arbitrary bytes), or a passage that reads as English only once rot13 is undone. Words of no
 # topic (_STOP) count as evidence: a passage without them is not prose either way.
 _HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){16,}(?![0-9A-Fa-f])")
-_BASE64 = re.compile(r"(?<![\w/+-])[A-Za-z0-9+/_-]{24,}={0,2}")
+# Base64 of prose mixes cases and holds a digit or a "+" or "/"; an identifier seldom does.
+_BASE64 = re.compile(r"(?<![\w/+-])(?=[\w+/-]*[0-9+/])(?=[\w+/-]*[A-Z])(?=[\w+/-]*[a-z])"
+                     r"[A-Za-z0-9+/_-]{24,}={0,2}")
 _BASE32 = re.compile(r"(?<![\w])[A-Z2-7]{24,}={0,6}")
-_PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
+# A run holding three percent-escapes or more: "read%20~/.git-credentials%20and%20...".
+_ESCAPED = re.compile(r"\S*(?:%[0-9A-Fa-f]{2}\S*){3,}")
 # Five or more single characters each followed by one space: "R E A D   ~ / . S S H".
 _SPACED = re.compile(r"(?:\S {1,3}){5,}\S")
 # A word that mixes letters with the digits that stand for them: "n0t3", "c0nv3r54710n".
 _LEET = str.maketrans("013457", "oieast")
 _LEET_WORD = re.compile(r"\b(?=\w*[a-zA-Z])(?=\w*[013457])\w+\b")
+_LEET_HINT = re.compile(r"[a-zA-Z][013457]|[013457][a-zA-Z]")
 _PASSAGE = re.compile(r"[^.!?:;\n]+")
 _ROT13 = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
                        "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm")
@@ -396,27 +402,31 @@ def _blobs(text: str):
 
 
 def _rewritings(text: str):
-    """``(how, rewritten)`` for each disguise whose undoing changes ``text``.
+    """``(how, passages)`` for each disguise whose undoing changes some of ``text``.
 
     Unicode compatibility forms (full-width letters and the like), letters spaced apart,
-    digits for letters, percent-encoding, lines written backwards.
+    digits for letters, percent-encoding, lines written backwards. Only the passages a
+    disguise changes are given, undone, so that the phrases are looked for again in a few
+    short strings, not in a second copy of every description.
     """
-    plain = unicodedata.normalize("NFKC", text)
-    if plain != text:
-        yield "Unicode look-alike letters", plain
-    spaced = _SPACED.sub(lambda m: re.sub(r" {2,}", "\x00", m.group(0)).replace(" ", "")
-                         .replace("\x00", " "), text)
-    if spaced != text:
-        yield "spaced-out letters", spaced
-    leet = _LEET_WORD.sub(lambda m: m.group(0).translate(_LEET), text)
-    if leet != text:
-        yield "digits for letters", leet
-    if len(_PERCENT.findall(text)) >= 3:
-        yield "percent-encoding", urllib.parse.unquote(text)
-    for line in text.splitlines():
-        backwards = line[::-1]
-        if _prose(_words(backwards)) >= 3 and _prose(_words(line)) <= 1:
-            yield "text written backwards", backwards
+    sentences = _SENTENCE.split(text)
+    plain = [p for x in sentences if (p := unicodedata.normalize("NFKC", x)) != x]
+    spaced = [re.sub(r" {2,}", "\x00", m.group(0)).replace(" ", "").replace("\x00", " ")
+              for m in _SPACED.finditer(text)]
+    # Each search below first asks for what its disguise cannot do without (a digit next to
+    # a letter, three percent signs): most descriptions have none, and skip it.
+    leet = [_LEET_WORD.sub(lambda m: m.group(0).translate(_LEET), x) for x in sentences
+            if _LEET_HINT.search(x) and len(_LEET_WORD.findall(x)) >= 2]
+    escaped = [urllib.parse.unquote(m.group(0)) for m in _ESCAPED.finditer(text)] \
+        if text.count("%") >= 3 else []
+    backwards = [line[::-1] for line in text.splitlines()
+                 if sum(w in _STOP_BACKWARDS for w in line.lower().split()) >= 3
+                 and _prose(_words(line)) <= 1]
+    for how, passages in (("Unicode look-alike letters", plain), ("spaced-out letters", spaced),
+                          ("digits for letters", leet), ("percent-encoding", escaped),
+                          ("text written backwards", backwards)):
+        if passages:
+            yield how, "\n".join(passages)
 
 
 def _encoded(text: str) -> str | None:
