@@ -145,7 +145,10 @@ HELDOUT_SETS = {
                    "second held-out set's misses, and committed before that revision was run on "
                    "them. The helper's report named some of its forms (for example "
                    "`encoded+circled`), not their wordings; no rule was written for them. These "
-                   "rows are the fair estimate of detection on new wordings."),
+                   "rows are the fair estimate of detection on new wordings. (After they were "
+                   "measured, the detector's author read part of its hint-mismatch phrase book "
+                   "while checking a duplicate-code report: for that attack the set is no longer "
+                   "unseen.)"),
 }
 TARGETS = {"flagged": 0.90, "clean_flagged": 0.02, "other_exposure": 0.01,
            "target_exposure": 0.10, "ndcg_drop": 0.005}
