@@ -296,8 +296,9 @@ def demo(args) -> int:
 # -- the parser -----------------------------------------------------------------------------
 def _add_cache(p) -> None:
     """``--cache DIR`` and ``--no-cache``: where the tools' embeddings outlive the process."""
-    p.add_argument("--cache", metavar="DIR", help="keep the tools' embeddings here from one "
-                   "start to the next (default: $SKRISKRANK_CACHE/embeddings or "
+    p.add_argument("--cache", metavar="DIR", help="keep the tools' embeddings (and, for the "
+                   "gateway, what the poisoning scan found in each tool) here from one start "
+                   "to the next (default: $SKRISKRANK_CACHE/embeddings or "
                    "~/.cache/skriskrank/embeddings; queries are never kept)")
     p.add_argument("--no-cache", action="store_true",
                    help="encode every tool at every start, keeping nothing on disk")

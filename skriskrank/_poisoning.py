@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import hashlib
+import json
+import os
 import re
 import unicodedata
 import urllib.parse
 from collections import defaultdict
+from pathlib import Path
 
 import numpy as np
 
@@ -26,6 +30,9 @@ __all__ = ["POISONING_FLAGS", "scan_tools"]
 POISONING_FLAGS = ("injection", "stuffing", "hint_mismatch", "shadowing", "changed")
 
 MSG_SERVERS = "servers must name one server per tool: {n} tools but {got} servers."
+#: Largest file of remembered findings read (``scan_tools(cache=...)``): about 200,000 tools.
+MAX_MEMO_BYTES = 64 * 1024 * 1024
+_OWN_FLAGS = frozenset({"injection", "stuffing", "hint_mismatch"})
 
 _I = re.IGNORECASE | re.DOTALL
 # "This tool" and "always" / "first" in the languages attackers have written them in.
@@ -636,7 +643,60 @@ def _mentions(names, texts, servers) -> dict[int, str]:
     return found
 
 
-def scan_tools(registry, *, servers=None) -> list[dict[str, str]]:
+class _ScanMemo:
+    """Each tool's own findings, kept on disk across processes (``scan_tools(cache=...)``).
+
+    What the rules find in one tool's own text (``injection``, ``stuffing``,
+    ``hint_mismatch``) depends on that text and on the rules only, so a restarted gateway
+    looks up what an earlier start found instead of running every pattern again; what
+    relates tools (``shadowing``) is worked out anew each time. One JSON file per version of
+    the rules (the digest of this module's source), keyed by the SHA-1 of a tool's name,
+    description, parameters and hints. A file that cannot be read, is larger than
+    :data:`MAX_MEMO_BYTES` or holds anything but known flags and their evidence is ignored
+    (its tools are scanned again); a directory that cannot be written keeps nothing.
+    """
+
+    def __init__(self, directory):
+        rules = hashlib.sha1(Path(__file__).read_bytes()).hexdigest()[:16]
+        self.path = Path(directory).expanduser() / "scan" / f"{rules}.json"
+        self.found: dict[str, dict[str, str]] = {}
+        self.new = False
+        with contextlib.suppress(OSError, ValueError):
+            if self.path.stat().st_size <= MAX_MEMO_BYTES:
+                data = json.loads(self.path.read_text(encoding="utf-8"))
+                if isinstance(data, dict) and all(
+                        isinstance(k, str) and isinstance(v, dict) and set(v) <= _OWN_FLAGS
+                        and all(isinstance(e, str) for e in v.values())
+                        for k, v in data.items()):
+                    self.found = data
+
+    @staticmethod
+    def key(name, desc, params, hints) -> str:
+        return hashlib.sha1(repr((name, desc, tuple(params), sorted(
+            hints.items()))).encode("utf-8", "surrogatepass")).hexdigest()
+
+    def save(self) -> None:
+        if not self.new:
+            return
+        with contextlib.suppress(OSError):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            part = self.path.with_suffix(f".{os.getpid()}.part")
+            part.write_text(json.dumps(self.found), encoding="utf-8")
+            os.replace(part, self.path)  # whole, or not at all, for a concurrent reader
+
+
+def _own_findings(name, desc, params, hints, text) -> dict[str, str]:
+    """What the rules find in one tool's own text: injection, stuffing, hint mismatch."""
+    found = {}
+    for flag, why in (("injection", _injection(text)),
+                      ("stuffing", _stuffing(name, desc, params)),
+                      ("hint_mismatch", _hint_mismatch(name, desc, params, hints))):
+        if why:
+            found[flag] = why
+    return found
+
+
+def scan_tools(registry, *, servers=None, cache=None) -> list[dict[str, str]]:
     """What each tool's text holds that points to poisoning, as flags with their evidence.
 
     Parameters
@@ -647,6 +707,10 @@ def scan_tools(registry, *, servers=None) -> list[dict[str, str]]:
         The server of each tool, in the registry's order. With it, a tool that imitates a
         tool of another server (the same or a near-same name, a copied description) is
         flagged ``shadowing``; without it the catalogue counts as one server.
+    cache : str or path-like, default=None
+        A directory that keeps each tool's own findings across processes, so that a
+        tool scanned by an earlier process with the same rules is looked up, not scanned
+        again (the gateway passes its ``--cache``). The findings are the same either way.
 
     Returns
     -------
@@ -733,13 +797,18 @@ def scan_tools(registry, *, servers=None) -> list[dict[str, str]]:
                         str(hints.get("title", ""))])
              for desc, params, hints in zip(descs, registry.parameters,
                                             registry.declared_hints, strict=True)]
+    memo = _ScanMemo(cache) if cache is not None else None
     for i, (name, desc, params, hints, text) in enumerate(zip(
             names, descs, registry.parameters, registry.declared_hints, texts, strict=True)):
-        for flag, why in (("injection", _injection(text)),
-                          ("stuffing", _stuffing(name, desc, params)),
-                          ("hint_mismatch", _hint_mismatch(name, desc, params, hints))):
-            if why:
-                findings[i].setdefault(flag, why)
+        if memo is None:
+            findings[i].update(_own_findings(name, desc, params, hints, text))
+            continue
+        key = memo.key(name, desc, params, hints)
+        if key not in memo.found:
+            memo.found[key], memo.new = _own_findings(name, desc, params, hints, text), True
+        findings[i].update(memo.found[key])
+    if memo is not None:
+        memo.save()
     for i, why in [*_shadowing(names, descs, registry.parameters, registry.declared_hints,
                                servers).items(), *_mentions(names, texts, servers).items()]:
         findings[i].setdefault("shadowing", why)

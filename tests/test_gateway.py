@@ -682,6 +682,8 @@ def test_a_model_fitted_on_the_gateways_log_ranks_in_it_while_the_catalogue_is_t
         found, err = served("--model", str(model), *cache)
         assert "ranked by the --model" in err and "fitted on another" not in err, err
         assert f"0 of {n} tools encoded" in err, err  # a restart reads them all from disk
+        # ... and what the scan found in each tool: one file, for the rules of this version.
+        assert len(list((world["tmp"] / "cache" / "scan").glob("*.json"))) == 1
         assert found[0]["name"] == "get_current_time"
         # Another catalogue (a server more): the pretrained pipeline ranks, and a warning
         # says why.

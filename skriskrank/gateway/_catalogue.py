@@ -163,8 +163,9 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5, need_thresho
         levels and flags (the registries' fingerprints are equal). Otherwise the pretrained
         pipeline ranks, and a warning says what differs.
     cache : str or path-like, default=None
-        A directory that keeps the tools' embeddings across processes: a tool encoded by an
-        earlier start is read from it, not encoded again (queries are never written).
+        A directory that keeps the tools' embeddings, and what the scan found in each tool's
+        own text, across processes: a tool encoded or scanned by an earlier start is read
+        from it, not encoded or scanned again (queries are never written).
 
     Returns
     -------
@@ -212,7 +213,8 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5, need_thresho
     registry = load_tools(by_server, risk=levels, scan=False)
     # Scanned with each tool's server, so a tool imitating another server's is found; a
     # changed tool is flagged too, and every flag grades a tool at least level 4.
-    findings = scan_tools(registry, servers=[entries[n].server for n in registry.names])
+    findings = scan_tools(registry, servers=[entries[n].server for n in registry.names],
+                          cache=cache)
     registry = registry.with_flags([
         {*(found.keys() - accepted.get(n, set())), *(("changed",) if entries[n].changed else ())}
         for n, found in zip(registry.names, findings, strict=True)])
