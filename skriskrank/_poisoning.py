@@ -183,8 +183,9 @@ _INJECTION = [
         # preferred over the others, or by the model; selection written as a setting
         r"\bpreferred\s+(over|to|above)\s+(all|any|every|similar|other)\b|\bpreferred\s+by\s+"
         r"(the\s+)?(ai|assistants?|agents?|models?|llms?)\b|\b(selection|invoke|invocation|"
-        r"agent[\s_-]?hint|routing)[\"']?\s*[:=]\s*[\"']?(mandatory|always|first|invoke[\s_-]first|"
-        r"required)\b|\b(use|call|invoke|run)\s+(this(\s+tool)?|it|me)\s+for\s+(all|every|any)\b|\b(use|call|pick|choose|select|invoke)\s+(it|this(\s+"
+        r"agent[\s_-]?hint|routing)[\"']?\s*[:=]\s*[\"']?(mandatory|always|first|"
+        r"invoke[\s_-]first|required)\b|\b(use|call|invoke|run)\s+(this(\s+tool)?|it|me)\s+"
+        r"for\s+(all|every|any)\b|\b(use|call|pick|choose|select|invoke)\s+(it|this(\s+"
         r"tool)?|me)\s+(by\s+default|before\s+anything)\b|\b(pick|choose|select)\s+this\s+"
         r"tool\b", _I)),
     ("addresses the model", re.compile(
@@ -209,8 +210,9 @@ _INJECTION = [
         r"[^.]{0,40}\b(the\s+user\s+(has\s+)?(mentioned|shared|typed|given|provided|entered|"
         r"pasted)|you\s+(see|encounter|come\s+across|find|have\s+seen))\b|\b(include|put|pass|"
         r"send|insert|add|place)\s+(the\s+)?user'?s\s+([\w-]+\s+)?(tokens?|passwords?|"
-        r"credentials?|cookies?|api\s+keys?|secrets?)\b|\b(must|should|shall)\s+(contain|include|hold)\s+the\s+value"
-        r"\s+of\s+(the\s+)?(?-i:[A-Z][A-Z0-9_]{2,})\s+(environment|env)\s+var|\brun\s+`?env`?\s+and\s+(send|pass|put|paste|include)\b",
+        r"credentials?|cookies?|api\s+keys?|secrets?)\b|\b(must|should|shall)\s+(contain|"
+        r"include|hold)\s+the\s+value\s+of\s+(the\s+)?(?-i:[A-Z][A-Z0-9_]{2,})\s+(environment|"
+        r"env)\s+var|\brun\s+`?env`?\s+and\s+(send|pass|put|paste|include)\b",
         _I)),
     ("asks for data to be passed on in an argument", re.compile(
         r"\b(pass|put|include|append|add|insert|send|attach|copy|provide|place|submit)\b[^.]{0,40}"
@@ -387,20 +389,17 @@ def _blobs(text: str):
         decoded = _decoded_bytes(bytes.fromhex(found.group(0)))
         if decoded:
             yield "hex digits", decoded
-    for found in _BASE64.finditer(text):
-        blob = found.group(0).rstrip("=")
-        for decode in (base64.b64decode, base64.urlsafe_b64decode):
-            with contextlib.suppress(ValueError):
-                decoded = _decoded_bytes(decode(blob + "=" * (-len(blob) % 4)))
-                if decoded:
-                    yield "base64", decoded
-                    break
-    for found in _BASE32.finditer(text):
-        blob = found.group(0).rstrip("=")
-        with contextlib.suppress(ValueError):
-            decoded = _decoded_bytes(base64.b32decode(blob + "=" * (-len(blob) % 8)))
-            if decoded:
-                yield "base32", decoded
+    for how, pattern, block, decoders in (
+            ("base64", _BASE64, 4, (base64.b64decode, base64.urlsafe_b64decode)),
+            ("base32", _BASE32, 8, (base64.b32decode,))):
+        for found in pattern.finditer(text):
+            blob = found.group(0).rstrip("=")
+            for decode in decoders:
+                with contextlib.suppress(ValueError):
+                    decoded = _decoded_bytes(decode(blob + "=" * (-len(blob) % block)))
+                    if decoded:
+                        yield how, decoded
+                        break
     for passage in _PASSAGE.finditer(text):
         words = _words(passage.group(0))
         if len(words) >= 5 and _prose(words) <= 1 and _prose(
@@ -437,8 +436,9 @@ def _rewritings(text: str):
 
 
 def _encoded(text: str) -> str | None:
-    for how, decoded in _blobs(text):
-        return f"{how} that decode to text: {decoded[:40]!r}"
+    blob = next(_blobs(text), None)
+    if blob:
+        return f"{blob[0]} that decode to text: {blob[1][:40]!r}"
     for how, rewritten in _rewritings(text):
         why = _phrase(rewritten)
         if why:
@@ -650,14 +650,18 @@ class _ScanMemo:
     ``hint_mismatch``) depends on that text and on the rules only, so a restarted gateway
     looks up what an earlier start found instead of running every pattern again; what
     relates tools (``shadowing``) is worked out anew each time. One JSON file per version of
-    the rules (the digest of this module's source), keyed by the SHA-1 of a tool's name,
-    description, parameters and hints. A file that cannot be read, is larger than
-    :data:`MAX_MEMO_BYTES` or holds anything but known flags and their evidence is ignored
-    (its tools are scanned again); a directory that cannot be written keeps nothing.
+    the rules (the digest of this module's source and of the helpers it reads text with),
+    keyed by the SHA-1 of a tool's name, description, parameters and hints. A file that
+    cannot be read, is larger than :data:`MAX_MEMO_BYTES` or holds anything but known flags
+    and their evidence is ignored (its tools are scanned again); a directory that cannot be
+    written keeps nothing.
     """
 
     def __init__(self, directory):
-        rules = hashlib.sha1(Path(__file__).read_bytes()).hexdigest()[:16]
+        # The rules are this module and the two helpers it reads text with.
+        here = Path(__file__)
+        rules = hashlib.sha1(b"".join(here.with_name(name).read_bytes() for name in (
+            here.name, "_permissions.py", "_inputs.py"))).hexdigest()[:16]
         self.path = Path(directory).expanduser() / "scan" / f"{rules}.json"
         self.found: dict[str, dict[str, str]] = {}
         self.new = False
@@ -678,11 +682,14 @@ class _ScanMemo:
     def save(self) -> None:
         if not self.new:
             return
+        part = self.path.with_suffix(f".{os.getpid()}.part")
         with contextlib.suppress(OSError):
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            part = self.path.with_suffix(f".{os.getpid()}.part")
-            part.write_text(json.dumps(self.found), encoding="utf-8")
-            os.replace(part, self.path)  # whole, or not at all, for a concurrent reader
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                part.write_text(json.dumps(self.found), encoding="utf-8")
+                os.replace(part, self.path)  # whole, or not at all, for a concurrent reader
+            finally:
+                part.unlink(missing_ok=True)  # a write cut short leaves nothing behind
 
 
 def _own_findings(name, desc, params, hints, text) -> dict[str, str]:
