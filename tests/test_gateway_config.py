@@ -135,6 +135,43 @@ def test_a_failed_servers_last_stderr_lines_are_kept_clean_and_bounded(capfd):
     assert "[noisy] line 7\n" in err and "[noisy] \x1b[31mError:" in err  # echoed as written
 
 
+def test_a_restart_under_way_does_not_hide_why_the_last_start_failed(tmp_path):
+    # The first start says why it fails and exits; the restarts after it say nothing and
+    # wait. While a restart is under way, the failed start's lines are what is reported:
+    # `gateway --check` prints them for a server that failed.
+    anyio = pytest.importorskip("anyio")
+    from skriskrank.gateway._config import ServerSpec
+    from skriskrank.gateway._downstream import Downstream
+
+    starts = tmp_path / "starts"
+    script = ("import sys, time\n"
+              f"p = {str(starts)!r}\n"
+              "n = open(p, 'a+').tell(); open(p, 'a').write('x')\n"
+              "if n == 0: sys.stderr.write('Error: no directory\\n'); sys.exit(1)\n"
+              "time.sleep(60)")
+    spec = ServerSpec(name="twice", command=sys.executable, args=("-c", script))
+
+    async def restarted():
+        async def changed(_):
+            pass
+
+        down = Downstream(spec, call_timeout=5, start_timeout=30, on_change=changed,
+                          spawn_lock=anyio.Lock(), echo_stderr=False)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(down.run)
+            await down.settled.wait()
+            with anyio.fail_after(30):
+                while not (starts.exists() and starts.read_text() == "xx"):
+                    await anyio.sleep(0.05)
+            await anyio.sleep(0.2)
+            tg.cancel_scope.cancel()
+            return down.state, list(down.stderr)
+
+    state, tail = anyio.run(restarted)
+    assert state == "failed"
+    assert tail == ["Error: no directory"]
+
+
 def test_a_cache_that_cannot_be_written_costs_a_warning_not_the_catalogue(tmp_path):
     types = pytest.importorskip("mcp.types")
     from types import SimpleNamespace

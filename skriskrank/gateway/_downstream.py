@@ -99,9 +99,11 @@ class Downstream:
         it restarts).
     stderr : list of str
         The last of the :data:`STDERR_LINES` non-blank lines a stdio server wrote to its
-        stderr since it was last started, without terminal escapes or unprintable characters
-        (those that hold nothing else left out), each at most 300 characters. For the person
-        running the gateway: the server wrote them, so they never reach the agent.
+        stderr in the start that last settled (became ready or failed; a restart under way
+        does not hide why the last one failed), without terminal escapes or unprintable
+        characters (those that hold nothing else left out), each at most 300 characters.
+        For the person running the gateway: the server wrote them, so they never reach the
+        agent.
     """
 
     def __init__(self, spec, *, call_timeout, start_timeout, on_change, spawn_lock,
@@ -111,6 +113,7 @@ class Downstream:
         self.on_change, self.spawn_lock = on_change, spawn_lock
         self.echo_stderr = echo_stderr
         self._stderr: collections.deque = collections.deque(maxlen=STDERR_LINES)
+        self._settled_stderr = self._stderr  # the lines of the start that last settled
         self._stderr_ended = threading.Event()
         self._stderr_ended.set()
         self.state, self.error, self.tools = "starting", None, []
@@ -121,9 +124,9 @@ class Downstream:
 
     @property
     def stderr(self) -> list[str]:
-        """The last lines the server wrote to its stderr since its last start, cleaned."""
+        """The last lines the server wrote to its stderr in the start that last settled."""
         cleaned = ("".join(c for c in _ESCAPE.sub("", line) if c.isprintable()).strip()
-                   for line in list(self._stderr))
+                   for line in list(self._settled_stderr))
         return [line[:300] for line in cleaned if line]
 
     # -- the task that owns the connection ----------------------------------------------------
@@ -138,6 +141,7 @@ class Downstream:
                     error = _summary(exc)
                     # The process has been ended: its last lines are on their way.
                     await anyio.to_thread.run_sync(self._stderr_ended.wait, STDERR_WAIT)
+                    self._settled_stderr = self._stderr
                     if error != self.error:  # once per kind of failure, not per retry
                         said = self.stderr
                         last = f" (its last output: {said[-1]})" if said else ""
@@ -172,6 +176,7 @@ class Downstream:
                 self.tools = await self._list_tools(session)
             self._lost, self._relist = anyio.Event(), anyio.Event()
             self.session, self.state, self.error = session, "ready", None
+            self._settled_stderr = self._stderr
             self.ever_ready = True
             self.settled.set()
             await self.on_change(self)
