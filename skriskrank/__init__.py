@@ -32,7 +32,7 @@ _EXPORTS = {
     "._reranker": ["RiskAwareReranker"],
     "._retriever": ["DenseRetriever"],
     "._rubric": ["UNKNOWN_RISK"],
-    "._tool_text": ["format_parameters"],
+    "._tool_text": ["brief_text", "format_parameters"],
     "._tools": ["load_tools"],
     ".metrics": ["best_under_risk_budget", "make_ranking_scorer", "ranking_report"],
 }

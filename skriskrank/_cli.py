@@ -100,8 +100,12 @@ def _registry(paths, labels, backend, cache=None):
                 else load_tools(paths, risk=read_levels(labels) if labels else None))
     if cache is not None:
         from ._encoder import prefetch
+        from ._pretrained import TOOL_TEXT
+        from ._tool_text import tool_texts
 
-        prefetch(registry.texts, cache, backend=backend)  # a bar past 1,000 texts
+        # The whole texts for the auditor, the pretrained pipeline's for the ranking; a bar
+        # past 1,000 texts.
+        prefetch([*registry.texts, *tool_texts(registry, TOOL_TEXT)], cache, backend=backend)
     return RiskAuditor.pretrained(show_progress_bar=True, backend=backend).grade(registry,
                                                                                  scan=csv)
 
@@ -141,7 +145,7 @@ def fit(args) -> int:
     from . import build_pipeline, save
     from ._graph import EDGE_TYPES, SERVER_EDGE
     from ._persist import _check_output
-    from ._pretrained import SENTENCE_WEIGHT
+    from ._pretrained import SENTENCE_WEIGHT, TOOL_TEXT
     from .datasets import load_queries_jsonl
     from .gateway import read_log
 
@@ -151,11 +155,12 @@ def fit(args) -> int:
                 if args.gateway else _registry(args.tools, args.labels, args.backend, cache))
     log = args.log is not None
     data = read_log(args.log, registry) if log else load_queries_jsonl(args.queries, registry)
-    # From a log: what the pretrained pipeline reads (sentences, servers), with a reranker and
-    # need model trained on what the agent called after each search.
+    # From a log: what the pretrained pipeline reads (sentences, brief texts, servers), with a
+    # reranker and need model trained on what the agent called after each search.
     pipe = build_pipeline(registry, k=args.k, need_aware=args.need_aware or log,
                           epochs=args.epochs, backend=args.backend, risk_weight=args.risk_weight,
                           verbose=1, sentence_weight=SENTENCE_WEIGHT if log else 0.0,
+                          tool_text=TOOL_TEXT if log else "full",
                           edge_types=(*EDGE_TYPES, SERVER_EDGE) if log else EDGE_TYPES)
     t0 = time.perf_counter()
     pipe.fit(data.queries, data.relevant)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from numbers import Integral, Real
 
 import numpy as np
@@ -26,6 +25,7 @@ from ._encoder import (
 )
 from ._inputs import MAX_QUERY_LENGTH, check_query
 from ._registry import ToolRegistry
+from ._tool_text import sentences, tool_texts
 
 __all__ = ["FrozenEmbedder", "check_queries"]
 
@@ -33,21 +33,6 @@ MSG_NOT_REGISTRY = "registry must be a skriskrank.ToolRegistry, got {type}."
 MSG_QUERIES_TYPE = "X must be a list of query strings, got {type}; wrap a single query in a list."
 MSG_QUERIES_EMPTY = "X is empty: give at least one query."
 MSG_QUERY_BAD = "X[{i}] must be a non-empty string, got {value!r}."
-
-#: Where a query splits into sentences, and the shortest part that counts as one.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
-_MIN_SENTENCE = 16
-#: The most sentences of one query that are encoded (a query's length is bounded; this bounds
-#: the encodings one query can ask for).
-MAX_SENTENCES = 16
-
-
-def sentences(query: str) -> list[str]:
-    """The sentences of a query that ``sentence_weight`` scores by (the query if it has one)."""
-    parts = [p.strip() for p in _SENTENCE_END.split(query)]
-    parts = [p for p in parts if len(p) >= _MIN_SENTENCE][:MAX_SENTENCES]
-    return parts if len(parts) > 1 else [query]
-
 
 def check_queries(X, *, type_msg=MSG_QUERIES_TYPE, empty_msg=MSG_QUERIES_EMPTY,
                   limit=MAX_QUERY_LENGTH) -> list[str]:
@@ -73,7 +58,7 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
     """Embed queries and tools with a frozen sentence-transformers encoder.
 
     The first step of a skriskrank pipeline. ``fit`` embeds the registry's tools
-    (``"{name}: {description}"``); ``transform`` embeds raw query strings and returns a
+    (their texts, ``tool_text``); ``transform`` embeds raw query strings and returns a
     :class:`RankingBatch` whose candidates are the whole registry, scored by cosine
     similarity (embeddings are L2-normalized). The encoder is never trained; it is loaded
     lazily, once per process, and never pickled: a saved pipeline holds the tool embeddings
@@ -125,6 +110,12 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         ``max_seq_length`` word pieces); the whole query keeps what the sentences share.
         0 scores by the whole query only; a one-sentence query scores the same at any
         weight. The batch's query embeddings stay those of the whole queries.
+    tool_text : {"full", "brief"}, default="full"
+        The text of each tool that is encoded: ``"full"`` is the registry's
+        (:attr:`ToolRegistry.texts`: name, description, parameters with their
+        descriptions); ``"brief"`` is :func:`brief_text` of the tool's name, description
+        and parameters (the name's words, the description's first sentence, the
+        parameters' names), what the pretrained pipeline ranks by.
 
     Attributes
     ----------
@@ -163,11 +154,12 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         "max_seq_length": [Interval(Integral, 1, None, closed="left"), None],
         "show_progress_bar": ["boolean", None],
         "sentence_weight": [Interval(Real, 0, 1, closed="both")],
+        "tool_text": [StrOptions({"full", "brief"})],
     }
 
     def __init__(self, registry=None, *, model=None, batch_size=DEFAULT_BATCH_SIZE, cache=True,
                  device="cpu", backend=DEFAULT_BACKEND, max_seq_length=DEFAULT_MAX_SEQ_LENGTH,
-                 show_progress_bar=None, sentence_weight=0.0):
+                 show_progress_bar=None, sentence_weight=0.0, tool_text="full"):
         self.registry = registry
         self.model = model
         self.batch_size = batch_size
@@ -177,6 +169,12 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         self.max_seq_length = max_seq_length
         self.show_progress_bar = show_progress_bar
         self.sentence_weight = sentence_weight
+        self.tool_text = tool_text
+
+    def __setstate__(self, state):
+        # A model file written before ``tool_text`` existed encoded the whole texts.
+        state.setdefault("tool_text", "full")
+        super().__setstate__(state)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -222,10 +220,10 @@ class FrozenEmbedder(TransformerMixin, BaseEstimator):
         store = get_store(self.model_id_, device=self.device_, batch_size=self.batch_size,
                           cache=self.cache, backend=self.backend,
                           max_seq_length=self.max_seq_length)
-        key = ("tools", self.registry.fingerprint)
+        key = ("tools", self.registry.fingerprint, self.tool_text)
         tools = None if store is None else store.shared.get(key)
         if tools is None:
-            tools = self._encode(self.registry.texts, tools=True)
+            tools = self._encode(tool_texts(self.registry, self.tool_text), tools=True)
             tools.flags.writeable = False
             if store is not None:
                 with store.lock:  # a concurrent fit may have stored one first

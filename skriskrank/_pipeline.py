@@ -17,14 +17,15 @@ __all__ = ["build_pipeline"]
 
 def build_pipeline(registry, *, model=None, n_candidates=100, risk_weight=0.1, alpha=0.2, k=5,
                    need_aware=False, random_state=0, cache=True, backend=DEFAULT_BACKEND,
-                   sentence_weight=0.0, edge_types=EDGE_TYPES, verbose=0, **reranker_params):
+                   sentence_weight=0.0, tool_text="full", edge_types=EDGE_TYPES, verbose=0,
+                   **reranker_params):
     """The paper's full pipeline: embed -> retrieve -> rerank -> smooth -> filter.
 
     Parameters
     ----------
     registry : ToolRegistry
         The tool catalogue.
-    model, cache, backend, sentence_weight
+    model, cache, backend, sentence_weight, tool_text
         As for :class:`FrozenEmbedder`.
     n_candidates : int or None, default=100
         First-stage candidates per query, at most the catalogue's size (a smaller catalogue
@@ -63,7 +64,7 @@ def build_pipeline(registry, *, model=None, n_candidates=100, risk_weight=0.1, a
     """
     steps = [("embed", FrozenEmbedder(registry, model=model, cache=cache, backend=backend,
                                       show_progress_bar=bool(verbose) or None,
-                                      sentence_weight=sentence_weight))]
+                                      sentence_weight=sentence_weight, tool_text=tool_text))]
     if n_candidates is not None:
         steps.append(("retrieve", DenseRetriever(n_candidates=min(n_candidates, len(registry)),
                                                  k=k)))

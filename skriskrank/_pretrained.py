@@ -30,9 +30,10 @@ _FORMAT = 1
 MSG_BAD_FILE = "{path} is not a skriskrank pretrained-pipeline file: {error}."
 
 #: First-stage candidates, the weight of a query's best sentence (``FrozenEmbedder``'s
-#: ``sentence_weight``) and the strength of the server graph's smoothing: chosen on the
-#: development split of the real-MCP tasks (``benchmarks/results/real_mcp.md``).
-N_CANDIDATES, SENTENCE_WEIGHT, ALPHA = 100, 0.7, 2 / 3
+#: ``sentence_weight``), the strength of the server graph's smoothing and the tools' text
+#: (``FrozenEmbedder``'s ``tool_text``): chosen on the development split of the real-MCP tasks
+#: (``benchmarks/results/real_mcp.md``).
+N_CANDIDATES, SENTENCE_WEIGHT, ALPHA, TOOL_TEXT = 100, 0.7, 2 / 3, "brief"
 
 
 def save_pretrained(path, relevance_model: _GoldModel) -> None:
@@ -80,9 +81,11 @@ def pretrained_pipeline(registry, *, k=5, need_aware=True, need_threshold=0.5, m
     """A fitted pipeline for any catalogue, with no training queries.
 
     Built from what carries over to catalogues nobody labelled queries for (measured on
-    real MCP tasks, ``benchmarks/results/real_mcp.md``): the encoder scores each tool by
-    its match with the whole task and, weighted 0.7, its best match with any one sentence
-    of it (:class:`FrozenEmbedder`'s ``sentence_weight``), the retriever keeps the best
+    real MCP tasks, ``benchmarks/results/real_mcp.md``): the encoder reads each tool's brief
+    text (:func:`brief_text`: its name's words, its description's first sentence, its
+    parameters' names) and scores it by its match with the whole task and, weighted 0.7, its
+    best match with any one sentence of it (:class:`FrozenEmbedder`'s ``sentence_weight``
+    and ``tool_text``), the retriever keeps the best
     candidates, the graph of the tools that share a server (``ToolRegistry.servers``) lifts
     the tools of the servers the task is about (:class:`GraphSmoother`), and the filter
     decides what a list may expose.
@@ -143,7 +146,7 @@ def pretrained_pipeline(registry, *, k=5, need_aware=True, need_threshold=0.5, m
         need = _load(weights or resources.files("skriskrank") / "data" / PRETRAINED_FILE)
     embed = FrozenEmbedder(registry, model=model, cache=cache, backend=backend,
                            max_seq_length=max_seq_length,
-                           sentence_weight=SENTENCE_WEIGHT).fit(None)
+                           sentence_weight=SENTENCE_WEIGHT, tool_text=TOOL_TEXT).fit(None)
     tools = embed.tool_embeddings_
     # A batch of no queries over the catalogue: what the steps fit on when nothing is learned
     # from queries (the retriever's index, the graph and the filter's per-tool rules).

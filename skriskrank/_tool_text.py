@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 
+from ._permissions import _CAMEL
 from ._rubric import is_missing
 
-__all__ = ["PARAMETERS_TEXT_TEMPLATE", "TOOL_TEXT_TEMPLATE", "format_parameters"]
+__all__ = ["PARAMETERS_TEXT_TEMPLATE", "TOOL_TEXT_TEMPLATE", "brief_text", "format_parameters"]
 
 #: The text the encoder sees for a tool without parameters.
 TOOL_TEXT_TEMPLATE = "{name}: {description}"
@@ -16,6 +18,15 @@ TOOL_TEXT_TEMPLATE = "{name}: {description}"
 #: signal that the description may not mention. ``{parameters}`` is
 #: :func:`format_parameters` of the tool's parameters.
 PARAMETERS_TEXT_TEMPLATE = "{name}: {description} Parameters: {parameters}"
+
+#: Where a text splits into sentences, and the shortest part that counts as one.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_MIN_SENTENCE = 16
+#: The most sentences of one query that are encoded (a query's length is bounded; this bounds
+#: the encodings one query can ask for).
+MAX_SENTENCES = 16
+#: What separates the words of a tool's name once camelCase is split ("get-weibo_trending").
+_NAME_SEPARATORS = re.compile(r"[\W_]+")
 
 MSG_BAD_PARAMETERS = ("Tool {name!r}: parameters must be a sequence of (name, description) string "
                       "pairs, got {value!r}.")
@@ -44,6 +55,66 @@ def format_parameters(parameters) -> str:
     'path (File to read); head'
     """
     return "; ".join(f"{n} ({d})" if d else n for n, d in parameters)
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of a text (the first 16 of at least 16 characters; the text if it has one).
+
+    What ``FrozenEmbedder``'s ``sentence_weight`` scores a query by, and where a tool's brief
+    text cuts its description (:func:`brief_text`).
+    """
+    parts = [p.strip() for p in _SENTENCE_END.split(text)]
+    parts = [p for p in parts if len(p) >= _MIN_SENTENCE][:MAX_SENTENCES]
+    return parts if len(parts) > 1 else [text]
+
+
+def brief_text(name: str, description: str, parameters) -> str:
+    """A tool's brief text: its name's words, its description's first sentence, its parameters.
+
+    What ``FrozenEmbedder(tool_text="brief")`` encodes, and so what the pretrained pipeline
+    ranks by: on real MCP tasks it ranks better than the whole text, whose later sentences
+    (formats, examples, caveats) and parameter descriptions blur what a tool is for
+    (``benchmarks/results/real_mcp.md``). The parameters' names stay: a ``repo`` or ``sql``
+    says what a tool works on.
+
+    Parameters
+    ----------
+    name : str
+        The tool's name; camelCase, snake_case and kebab-case are split into words. A
+        server's namespace before ``__`` (``github__search``, as the gateway and
+        :func:`load_tools`'s callers name a tool that two servers share) is left out: the
+        server graph, not the text, ties a tool to its server.
+    description : str
+        The tool's description; only its first sentence (:func:`sentences`) is kept.
+    parameters : sequence of (str, str)
+        ``(name, description)`` pairs; only the names are kept.
+
+    Returns
+    -------
+    text : str
+
+    Examples
+    --------
+    >>> from skriskrank import brief_text
+    >>> brief_text("weibo__get-weibo_trendingTopics", "List trending topics on Weibo. Results are "
+    ...            "cached for five minutes; see the docs.", [("limit", "How many")])
+    'get weibo trending Topics: List trending topics on Weibo. Parameters: limit'
+    """
+    own = name.split("__", 1)[-1]
+    words = _NAME_SEPARATORS.sub(" ", _CAMEL.sub(" ", own)).strip() or name
+    text = f"{words}: {sentences(description)[0]}"
+    return f"{text} Parameters: {', '.join(n for n, _ in parameters)}" if parameters else text
+
+
+def tool_texts(registry, which: str = "full") -> list[str]:
+    """The text of each tool of ``registry`` that ``FrozenEmbedder(tool_text=which)`` encodes.
+
+    ``"full"`` is :attr:`ToolRegistry.texts`, ``"brief"`` :func:`brief_text` of each tool.
+    """
+    if which == "full":
+        return list(registry.texts)
+    return [brief_text(*tool) for tool in zip(registry.names, registry.descriptions,
+                                              registry.parameters, strict=True)]
 
 
 def _check_parameters(name: str, params) -> tuple[tuple[str, str], ...]:

@@ -380,7 +380,7 @@ def test_local_directory_model(tiny_model):
 
 @pytest.mark.parametrize("w", [1.0, 0.7])
 def test_sentence_weight_mixes_the_whole_query_and_its_best_sentence(tiny_model, w):
-    from skriskrank._embedding import MAX_SENTENCES, sentences
+    from skriskrank._tool_text import MAX_SENTENCES, sentences
 
     reg = make_registry()
     plain = FrozenEmbedder(reg, model=tiny_model).fit(None)
@@ -401,6 +401,37 @@ def test_sentence_weight_mixes_the_whole_query_and_its_best_sentence(tiny_model,
     base = plain.transform([long, QUERIES[0]])
     np.testing.assert_allclose(batch.scores[1], base.scores[1], atol=1e-6)
     np.testing.assert_array_equal(batch.query_embeddings, base.query_embeddings)
+
+
+def test_brief_tool_text_encodes_each_tools_brief_text_and_caches_apart(tiny_model):
+    from skriskrank import brief_text
+
+    reg = ToolRegistry.from_records(
+        [{"name": f"srv__read_file{fresh_tag()}", "risk": 1,
+          "description": "Read a file from disk. It returns the text and the weather.",
+          "parameters": [("path", "Where the file is"), ("encoding", "")]},
+         {"name": "sendEmail", "description": "Send an email to me.", "risk": 3}])
+    full = FrozenEmbedder(reg, model=tiny_model).fit(None)
+    brief = FrozenEmbedder(reg, model=tiny_model, tool_text="brief").fit(None)
+    texts = [brief_text(*t) for t in zip(reg.names, reg.descriptions, reg.parameters,
+                                      strict=True)]
+    assert texts[0].endswith(": Read a file from disk. Parameters: path, encoding")
+    assert texts[1] == "send Email: Send an email to me."
+    # The oracle: the brief texts encoded on their own; the process cache, shared by both
+    # embedders, keeps the whole texts' vectors apart from the brief ones.
+    np.testing.assert_allclose(brief.tool_embeddings_, brief.encode(texts), atol=1e-6)
+    np.testing.assert_allclose(full.tool_embeddings_, full.encode(list(reg.texts)), atol=1e-6)
+    assert not np.allclose(full.tool_embeddings_[0], brief.tool_embeddings_[0])
+    assert clone(brief).get_params()["tool_text"] == "brief"
+
+
+def test_an_embedder_saved_before_tool_text_existed_reads_the_whole_texts():
+    emb = FrozenEmbedder(make_registry())
+    state = emb.__getstate__()
+    del state["tool_text"]
+    old = FrozenEmbedder.__new__(FrozenEmbedder)
+    old.__setstate__(state)
+    assert old.get_params()["tool_text"] == "full"
 
 
 def test_encode_matches_transform(tiny_model):
@@ -893,7 +924,7 @@ def test_get_set_params_clone_round_trip(tiny_model, tmp_path):
     assert params == {
         "registry": reg, "model": tiny_model, "batch_size": 7, "cache": str(tmp_path),
         "device": "cpu", "show_progress_bar": None, "backend": "onnx", "sentence_weight": 0.0,
-        "max_seq_length": 128,
+        "max_seq_length": 128, "tool_text": "full",
     }
     twin = clone(emb)
     assert twin.get_params() == params

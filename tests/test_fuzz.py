@@ -15,7 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skriskrank import ToolRegistry, load_tools
+from skriskrank import ToolRegistry, brief_text, load_tools
+from skriskrank._tool_text import sentences
 from skriskrank.datasets import load_registry_csv
 
 #: Per example: at most this long (hypothesis fails a slower example) and this much memory.
@@ -80,6 +81,13 @@ def test_load_tools_on_mcp_shaped_tools(tools):
             assert name.isascii() and 1 <= len(name) <= 128
         for text in out.texts:
             text.encode("utf-8")  # every text can be written back out
+        for name, desc, params in zip(out.names, out.descriptions, out.parameters, strict=True):
+            # What the pretrained pipeline encodes: the description's first sentence and the
+            # parameters' names are in it, and it is text the encoder can take.
+            brief = brief_text(name, desc, params)
+            brief.encode("utf-8")
+            assert brief.strip() and sentences(desc)[0] in brief
+            assert all(p in brief for p, _ in params)
 
 
 @settings(FUZZ, max_examples=100)

@@ -670,7 +670,7 @@ def test_a_model_fitted_on_the_gateways_log_ranks_in_it_while_the_catalogue_is_t
     with tempfile.TemporaryFile("w+") as errlog:
         _, err = served("--log", str(log), *cache)
         assert "ranked by the pretrained pipeline" in err, err
-        (n,) = set(re.findall(r"(\d+) of \1 tools encoded", err))  # all, the cache new
+        (n,) = set(re.findall(r"(\d+) of \1 tool texts encoded", err))  # all, the cache new
         # Through the gateway's cache: the tools' vectors, and so their graded levels, are
         # the ones the gateway reads.
         proc = subprocess.run([sys.executable, "-m", "skriskrank", "fit", "--gateway",
@@ -681,7 +681,7 @@ def test_a_model_fitted_on_the_gateways_log_ranks_in_it_while_the_catalogue_is_t
         assert proc.stdout.startswith(f"fitted on {len(uses)} queries over "), proc.stdout
         found, err = served("--model", str(model), *cache)
         assert "ranked by the --model" in err and "fitted on another" not in err, err
-        assert f"0 of {n} tools encoded" in err, err  # a restart reads them all from disk
+        assert f"0 of {n} tool texts encoded" in err, err  # a restart reads them all from disk
         # ... and what the scan found in each tool: one file, for the rules of this version.
         assert len(list((world["tmp"] / "cache" / "scan").glob("*.json"))) == 1
         assert found[0]["name"] == "get_current_time"

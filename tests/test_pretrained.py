@@ -64,11 +64,13 @@ def test_need_threshold_is_the_operating_point(demo):
         pretrained_pipeline(demo.registry, need_threshold=1.5)
 
 
-def test_grading_then_the_pipeline_encodes_a_catalogue_once(demo):
+def test_grading_then_the_pipeline_encodes_each_text_of_a_catalogue_once(demo):
     # The packaged auditor records the encoder settings the pipeline uses (batch size,
     # word pieces read), so the pipeline finds the embeddings grading made: serve --tools and
-    # the gateway encode a new catalogue once.
+    # the gateway encode a new catalogue's whole texts once (grading), and the pipeline only
+    # the brief texts it ranks by that are not whole texts too.
     from skriskrank import FrozenEmbedder, RiskAuditor
+    from skriskrank._tool_text import tool_texts
 
     registry = ToolRegistry.from_records(
         [{"name": f"{name}_graded_once", "description": text, "risk": None}
@@ -80,7 +82,10 @@ def test_grading_then_the_pipeline_encodes_a_catalogue_once(demo):
     graded = auditor.grade(registry)
     start = probe.n_encoded()
     pretrained_pipeline(graded)
-    assert probe.n_encoded() == start
+    brief = set(tool_texts(graded, "brief")) - set(graded.texts)
+    assert brief and probe.n_encoded() - start == len(brief)
+    pretrained_pipeline(graded)
+    assert probe.n_encoded() - start == len(brief)
 
 
 def test_the_tools_of_one_server_are_lifted_together():
