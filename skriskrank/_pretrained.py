@@ -77,7 +77,7 @@ def _load(path) -> _GoldModel:
 
 def pretrained_pipeline(registry, *, k=5, need_aware=True, need_threshold=0.5, model=None,
                         cache=True, backend=DEFAULT_BACKEND, max_seq_length=DEFAULT_MAX_SEQ_LENGTH,
-                        weights=None):
+                        tool_text=TOOL_TEXT, weights=None):
     """A fitted pipeline for any catalogue, with no training queries.
 
     Built from what carries over to catalogues nobody labelled queries for (measured on
@@ -114,6 +114,11 @@ def pretrained_pipeline(registry, *, k=5, need_aware=True, need_threshold=0.5, m
         ``need_aware``.
     model, cache, backend, max_seq_length
         As for :class:`FrozenEmbedder`.
+    tool_text : {"brief", "full"}, default="brief"
+        What the encoder reads of each tool, as for :class:`FrozenEmbedder`. The brief text
+        ranks real MCP servers' tools better; ``"full"`` ranked UltraTool's better, whose
+        synthetic snake_case names repeat their one-sentence descriptions
+        (``benchmarks/results/real_mcp.md``).
     weights : str or path-like, default=None
         A weights file written like the packaged one; ``None`` reads the packaged
         ``skriskrank/data/pretrained_pipeline.npz``. Read only when ``need_aware``.
@@ -146,7 +151,7 @@ def pretrained_pipeline(registry, *, k=5, need_aware=True, need_threshold=0.5, m
         need = _load(weights or resources.files("skriskrank") / "data" / PRETRAINED_FILE)
     embed = FrozenEmbedder(registry, model=model, cache=cache, backend=backend,
                            max_seq_length=max_seq_length,
-                           sentence_weight=SENTENCE_WEIGHT, tool_text=TOOL_TEXT).fit(None)
+                           sentence_weight=SENTENCE_WEIGHT, tool_text=tool_text).fit(None)
     tools = embed.tool_embeddings_
     # A batch of no queries over the catalogue: what the steps fit on when nothing is learned
     # from queries (the retriever's index, the graph and the filter's per-tool rules).
