@@ -97,12 +97,25 @@ def test_any_entry_loads_or_is_refused_with_a_message(tmp_path_factory, entry):
         assert str(err).startswith(str(tmp_path_factory.getbasetemp()))
 
 
+def _downstream(spec, *, echo):
+    """A server's connection that nothing is told about (called in an event loop)."""
+    import anyio
+
+    from skriskrank.gateway._downstream import Downstream
+
+    async def changed(_):
+        pass
+
+    return Downstream(spec, call_timeout=5, start_timeout=30, on_change=changed,
+                      spawn_lock=anyio.Lock(), echo_stderr=echo)
+
+
 def test_a_failed_servers_last_stderr_lines_are_kept_clean_and_bounded(capfd):
     # A process that writes coloured, unprintable and overlong lines to its stderr and exits
     # before it speaks the protocol: what a server missing its token does.
     anyio = pytest.importorskip("anyio")
     from skriskrank.gateway._config import ServerSpec
-    from skriskrank.gateway._downstream import STDERR_LINES, Downstream
+    from skriskrank.gateway._downstream import STDERR_LINES
 
     script = ("import sys; w = sys.stderr.write\n"
               "for i in range(8): w(f'line {i}\\n')\n"
@@ -111,11 +124,7 @@ def test_a_failed_servers_last_stderr_lines_are_kept_clean_and_bounded(capfd):
     spec = ServerSpec(name="noisy", command=sys.executable, args=("-c", script))
 
     async def start_once(echo):
-        async def changed(_):
-            pass
-
-        down = Downstream(spec, call_timeout=5, start_timeout=20, on_change=changed,
-                          spawn_lock=anyio.Lock(), echo_stderr=echo)
+        down = _downstream(spec, echo=echo)
         async with anyio.create_task_group() as tg:
             tg.start_soon(down.run)
             await down.settled.wait()
@@ -141,7 +150,6 @@ def test_a_restart_under_way_does_not_hide_why_the_last_start_failed(tmp_path):
     # `gateway --check` prints them for a server that failed.
     anyio = pytest.importorskip("anyio")
     from skriskrank.gateway._config import ServerSpec
-    from skriskrank.gateway._downstream import Downstream
 
     starts = tmp_path / "starts"
     script = ("import sys, time\n"
@@ -152,11 +160,7 @@ def test_a_restart_under_way_does_not_hide_why_the_last_start_failed(tmp_path):
     spec = ServerSpec(name="twice", command=sys.executable, args=("-c", script))
 
     async def restarted():
-        async def changed(_):
-            pass
-
-        down = Downstream(spec, call_timeout=5, start_timeout=30, on_change=changed,
-                          spawn_lock=anyio.Lock(), echo_stderr=False)
+        down = _downstream(spec, echo=False)
         async with anyio.create_task_group() as tg:
             tg.start_soon(down.run)
             await down.settled.wait()
