@@ -619,7 +619,10 @@ def test_a_poisoned_tool_is_flagged_held_back_refused_and_lifted_by_review(world
             return found, await _call(session, "read_fi1e", {"text": "x"})
 
     found, refused = anyio.run(scenario)
-    assert "read_file" in found and "read_fi1e" not in found
+    # The honest tool is shown, the look-alike is not. The filter shows one of two near
+    # duplicates: read_file's brief text is read_text_file's ("DEPRECATED: use
+    # read_text_file" comes after its first sentence).
+    assert {"read_file", "read_text_file"} & set(found) and "read_fi1e" not in found
     assert refused.is_error and "search" in refused.content[0].text
     # A malformed review row is refused at start, in one line.
     fake["accept_flags"] = ["bogus"]
