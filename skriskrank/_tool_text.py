@@ -85,7 +85,8 @@ def brief_text(name: str, description: str, parameters) -> str:
         :func:`load_tools`'s callers name a tool that two servers share) is left out: the
         server graph, not the text, ties a tool to its server.
     description : str
-        The tool's description; only its first sentence (:func:`sentences`) is kept.
+        The tool's description; only its first sentence (of at least 16 characters) is
+        kept.
     parameters : sequence of (str, str)
         ``(name, description)`` pairs; only the names are kept.
 
