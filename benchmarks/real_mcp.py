@@ -186,10 +186,8 @@ def _prefix(registry, *, weight=SENTENCE_WEIGHT, alpha=ALPHA, text=TOOL_TEXT, ca
     ``weight`` (0: the whole query only), the server graph at ``alpha`` (0: no smoothing) and
     the encoder's ``tool_text`` at ``text`` (``"full"``: the whole texts, as dense reads
     them), by default the pipeline's own. ``params`` go to :func:`pretrained_pipeline`."""
-    pipe = Pipeline(pretrained_pipeline(registry, need_aware=False, cache=cache,
+    pipe = Pipeline(pretrained_pipeline(registry, need_aware=False, cache=cache, tool_text=text,
                                         **params).steps[:3])
-    if text != TOOL_TEXT:  # the tools encoded again; the retriever indexes what it is given
-        pipe.steps[0][1].set_params(tool_text=text).fit(None)
     return pipe.set_params(embed__sentence_weight=weight, smooth__alpha=alpha)
 
 

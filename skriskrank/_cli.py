@@ -100,12 +100,9 @@ def _registry(paths, labels, backend, cache=None):
                 else load_tools(paths, risk=read_levels(labels) if labels else None))
     if cache is not None:
         from ._encoder import prefetch
-        from ._pretrained import TOOL_TEXT
-        from ._tool_text import tool_texts
+        from ._pretrained import catalogue_texts
 
-        # The whole texts for the auditor, the pretrained pipeline's for the ranking; a bar
-        # past 1,000 texts.
-        prefetch([*registry.texts, *tool_texts(registry, TOOL_TEXT)], cache, backend=backend)
+        prefetch(catalogue_texts(registry), cache, backend=backend)  # a bar past 1,000 texts
     return RiskAuditor.pretrained(show_progress_bar=True, backend=backend).grade(registry,
                                                                                  scan=csv)
 

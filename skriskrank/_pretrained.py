@@ -18,6 +18,7 @@ from ._graph import SERVER_EDGE, GraphSmoother
 from ._need import NeedAwareFilter
 from ._persist import read_weights
 from ._retriever import DenseRetriever
+from ._tool_text import tool_texts
 
 __all__ = ["pretrained_pipeline"]
 
@@ -34,6 +35,14 @@ MSG_BAD_FILE = "{path} is not a skriskrank pretrained-pipeline file: {error}."
 #: (``FrozenEmbedder``'s ``tool_text``): chosen on the development split of the real-MCP tasks
 #: (``benchmarks/results/real_mcp.md``).
 N_CANDIDATES, SENTENCE_WEIGHT, ALPHA, TOOL_TEXT = 100, 0.7, 2 / 3, "brief"
+
+
+def catalogue_texts(registry) -> list[str]:
+    """Every text ``serve --tools`` and the gateway encode for a catalogue, once each.
+
+    The whole texts the auditor grades, then the brief ones the pretrained pipeline ranks by.
+    """
+    return list(dict.fromkeys([*registry.texts, *tool_texts(registry, TOOL_TEXT)]))
 
 
 def save_pretrained(path, relevance_model: _GoldModel) -> None:

@@ -173,8 +173,7 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5, need_thresho
     """
     from .. import RiskAuditor, load_tools, pretrained_pipeline, scan_tools
     from .._encoder import prefetch
-    from .._pretrained import TOOL_TEXT
-    from .._tool_text import tool_texts
+    from .._pretrained import catalogue_texts
 
     listed = [(d.spec.name, _checked(d.spec.name, t)) for d in downstreams for t in d.tools]
     listed = [(server, *checked) for server, checked in listed if checked is not None]
@@ -221,9 +220,7 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5, need_thresho
         {*(found.keys() - accepted.get(n, set())), *(("changed",) if entries[n].changed else ())}
         for n, found in zip(registry.names, findings, strict=True)])
     if cache is not None:
-        # The whole texts for the auditor, the pretrained pipeline's for the ranking (a short
-        # tool's may be the same).
-        texts = list(dict.fromkeys([*registry.texts, *tool_texts(registry, TOOL_TEXT)]))
+        texts = catalogue_texts(registry)
         encoded = prefetch(texts, cache, backend=backend)
         if encoded is not None:
             log.info("%d of %d tool texts encoded, the others read from %s", encoded,
