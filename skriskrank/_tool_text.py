@@ -60,12 +60,24 @@ def format_parameters(parameters) -> str:
 def sentences(text: str) -> list[str]:
     """The sentences of a text (the first 16 of at least 16 characters; the text if it has one).
 
-    What ``FrozenEmbedder``'s ``sentence_weight`` scores a query by, and where a tool's brief
-    text cuts its description (:func:`brief_text`).
+    What ``FrozenEmbedder``'s ``sentence_weight`` scores a query by.
     """
     parts = [p.strip() for p in _SENTENCE_END.split(text)]
     parts = [p for p in parts if len(p) >= _MIN_SENTENCE][:MAX_SENTENCES]
     return parts if len(parts) > 1 else [text]
+
+
+def _first_sentence(text: str) -> str:
+    # A short first sentence ("Rename a tag.") is kept and joined to the next ones until the
+    # part has _MIN_SENTENCE characters, so a bare heading ("Purpose: 1.") does not stand
+    # alone, and what the tool does is never skipped for a later sentence.
+    kept = []
+    for part in _SENTENCE_END.split(text.strip()):
+        if part.strip():
+            kept.append(part.strip())
+        if len(" ".join(kept)) >= _MIN_SENTENCE:
+            break
+    return " ".join(kept)
 
 
 def brief_text(name: str, description: str, parameters) -> str:
@@ -85,8 +97,9 @@ def brief_text(name: str, description: str, parameters) -> str:
         :func:`load_tools`'s callers name a tool that two servers share) is left out: the
         server graph, not the text, ties a tool to its server.
     description : str
-        The tool's description; only its first sentence (of at least 16 characters) is
-        kept.
+        The tool's description; only its first sentence is kept, with the next ones while
+        it is shorter than 16 characters (so "Rename a tag." is kept, and a heading such as
+        "Purpose: 1." is kept with the sentence after it).
     parameters : sequence of (str, str)
         ``(name, description)`` pairs; only the names are kept.
 
@@ -103,7 +116,7 @@ def brief_text(name: str, description: str, parameters) -> str:
     """
     own = name.split("__", 1)[-1]
     words = _NAME_SEPARATORS.sub(" ", _CAMEL.sub(" ", own)).strip() or name
-    text = f"{words}: {sentences(description)[0]}"
+    text = f"{words}: {_first_sentence(description)}"
     return f"{text} Parameters: {', '.join(n for n, _ in parameters)}" if parameters else text
 
 

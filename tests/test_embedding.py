@@ -425,6 +425,22 @@ def test_brief_tool_text_encodes_each_tools_brief_text_and_caches_apart(tiny_mod
     assert clone(brief).get_params()["tool_text"] == "brief"
 
 
+@pytest.mark.parametrize(("description", "kept"), [
+    # A short first sentence is what the tool does: it is kept, with the next one.
+    ("Rename a tag. The contacts assigned to the tag are unaffected. Names are unique.",
+     "Rename a tag. The contacts assigned to the tag are unaffected."),
+    # A bare heading is kept with the sentence after it, not alone.
+    ("Purpose: 1. Retrieves a list of objects.\nReturns: 1. Objects.",
+     "Purpose: 1. Retrieves a list of objects."),
+    ("Read a file from disk. It returns the text.", "Read a file from disk."),
+    ("Ok.", "Ok."),
+])
+def test_brief_text_keeps_the_descriptions_first_sentence_even_a_short_one(description, kept):
+    from skriskrank import brief_text
+
+    assert brief_text("tool", description, []) == f"tool: {kept}"
+
+
 def test_an_embedder_saved_before_tool_text_existed_reads_the_whole_texts():
     emb = FrozenEmbedder(make_registry())
     state = emb.__getstate__()
