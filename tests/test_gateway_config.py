@@ -196,3 +196,17 @@ def test_a_cache_that_cannot_be_written_costs_a_warning_not_the_catalogue(tmp_pa
                                     cache=blocked / "cache")
     assert sorted(catalogue.entries) == ["delete_note", "read_note"]
     assert catalogue.pipeline.predict(["remove my note"]).shape == (1, 2)
+
+
+def test_the_gateway_sets_its_need_threshold_on_a_copy_of_the_models_filter():
+    from skriskrank import build_pipeline
+    from skriskrank.datasets import load_demo
+    from skriskrank.gateway import Gateway
+
+    pipe = build_pipeline(load_demo().registry, need_aware=True)
+    gateway = Gateway([], model=pipe, need_threshold=0.2)
+    # The caller's model is left as it was; the gateway's filter is a copy, the other steps
+    # (and whatever they fitted) are the model's own.
+    assert pipe.steps[-1][1].need_threshold == 0.5
+    assert gateway.model.steps[-1][1].need_threshold == 0.2
+    assert [s for _, s in gateway.model.steps[:-1]] == [s for _, s in pipe.steps[:-1]]

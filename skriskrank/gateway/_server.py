@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import copy
 import dataclasses
 import json
 import logging
@@ -116,8 +117,8 @@ class Gateway:
     model : sklearn.pipeline.Pipeline, default=None
         A pipeline fitted on this gateway's catalogue and log (``skriskrank fit --gateway
         CONFIG --log LOG``): it ranks while the catalogue is the one it was fitted on, the
-        pretrained pipeline otherwise (:func:`build_catalogue`). Its need-aware filter
-        takes ``need_threshold``.
+        pretrained pipeline otherwise (:func:`build_catalogue`). A copy of its need-aware
+        filter takes ``need_threshold``; the model passed is left unchanged.
     cache : str or path-like, default=None
         A directory that keeps the tools' embeddings from one start to the next, so that a
         restart encodes only the tools that are new (:func:`build_catalogue`).
@@ -134,7 +135,12 @@ class Gateway:
         self.policy, self.labels, self.k = policy or Policy(), labels, k
         self.need_threshold = need_threshold
         if model is not None and "need_threshold" in model.steps[-1][1].get_params():
-            model.steps[-1][1].set_params(need_threshold=need_threshold)
+            # A copy of its filter takes the threshold: the caller's model is left as it was.
+            from sklearn.pipeline import Pipeline
+
+            name, last = model.steps[-1]
+            model = Pipeline([*model.steps[:-1],
+                              (name, copy.copy(last).set_params(need_threshold=need_threshold))])
         self.model, self.cache = model, cache
         self.log, self.expose, self.backend = log or EventLog(None), expose, backend
         self.catalogue = Catalogue(entries={})
