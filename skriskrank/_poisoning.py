@@ -14,9 +14,10 @@ import hashlib
 import json
 import os
 import re
+import threading
 import unicodedata
 import urllib.parse
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +33,10 @@ POISONING_FLAGS = ("injection", "stuffing", "hint_mismatch", "shadowing", "chang
 MSG_SERVERS = "servers must name one server per tool: {n} tools but {got} servers."
 #: Largest file of remembered findings read (``scan_tools(cache=...)``): about 200,000 tools.
 MAX_MEMO_BYTES = 64 * 1024 * 1024
+#: How many tools' own findings the process keeps, so that a catalogue scanned again (by
+#: :func:`load_tools`, then :meth:`RiskAuditor.grade` or :meth:`RiskAuditor.audit`) runs
+#: the rules once per tool; they are a function of the tool's text and the rules alone.
+PROCESS_MEMO_SIZE = 100_000
 _OWN_FLAGS = frozenset({"injection", "stuffing", "hint_mismatch"})
 
 _I = re.IGNORECASE | re.DOTALL
@@ -643,6 +648,29 @@ def _mentions(names, texts, servers) -> dict[int, str]:
     return found
 
 
+class _ProcessMemo:
+    """Each tool's own findings in this process, the most recently used first out last."""
+
+    def __init__(self, size: int):
+        self.size, self.found, self.lock = size, OrderedDict(), threading.Lock()
+
+    def get(self, key):
+        with self.lock:
+            found = self.found.get(key)
+            if found is not None:
+                self.found.move_to_end(key)
+            return found
+
+    def put(self, key, found) -> None:
+        with self.lock:
+            self.found[key] = found
+            while len(self.found) > self.size:
+                self.found.popitem(last=False)
+
+
+_PROCESS_MEMO = _ProcessMemo(PROCESS_MEMO_SIZE)
+
+
 class _ScanMemo:
     """Each tool's own findings, kept on disk across processes (``scan_tools(cache=...)``).
 
@@ -807,13 +835,17 @@ def scan_tools(registry, *, servers=None, cache=None) -> list[dict[str, str]]:
     memo = _ScanMemo(cache) if cache is not None else None
     for i, (name, desc, params, hints, text) in enumerate(zip(
             names, descs, registry.parameters, registry.declared_hints, texts, strict=True)):
-        if memo is None:
-            findings[i].update(_own_findings(name, desc, params, hints, text))
-            continue
-        key = memo.key(name, desc, params, hints)
-        if key not in memo.found:
-            memo.found[key], memo.new = _own_findings(name, desc, params, hints, text), True
-        findings[i].update(memo.found[key])
+        key = _ScanMemo.key(name, desc, params, hints)
+        found = memo.found.get(key) if memo is not None else None
+        if found is None:
+            # The process keeps what the rules found, never what a directory held.
+            found = _PROCESS_MEMO.get(key)
+            if found is None:
+                found = _own_findings(name, desc, params, hints, text)
+                _PROCESS_MEMO.put(key, found)
+            if memo is not None:
+                memo.found[key], memo.new = found, True
+        findings[i].update(found)
     if memo is not None:
         memo.save()
     for i, why in [*_shadowing(names, descs, registry.parameters, registry.declared_hints,
