@@ -87,17 +87,19 @@ def _load_pipeline(path):
 def _registry(paths, labels, backend, cache=None):
     """The catalogue of ``--tools`` files (or one CSV), unlabelled tools graded by the auditor.
 
-    With ``cache`` (a directory), the tools' embeddings are read from it where an earlier
-    process wrote them, and the others written to it.
+    With ``cache`` (a directory), the tools' embeddings and scan findings are read from it
+    where an earlier process wrote them, and the others written to it.
     """
     from . import RiskAuditor, load_tools
     from ._tools import read_levels
     from .datasets import load_registry_csv
 
     csv = len(paths) == 1 and str(paths[0]).lower().endswith(".csv")
-    # load_tools scans each server's tools for poisoning; a CSV is scanned when graded.
+    # load_tools scans each server's tools for poisoning (what an earlier process found in a
+    # tool is read from the cache); a CSV is scanned when graded.
     registry = (load_registry_csv(paths[0]) if csv
-                else load_tools(paths, risk=read_levels(labels) if labels else None))
+                else load_tools(paths, risk=read_levels(labels) if labels else None,
+                                cache=cache))
     if cache is not None:
         from ._encoder import prefetch
         from ._pretrained import catalogue_texts

@@ -167,7 +167,7 @@ def _normalise(tool, i: int, where: str) -> dict:
 
 
 def load_tools(source, *, risk=None, trust_hints: bool = False, scan: bool = True,
-               text_template=None) -> ToolRegistry:
+               text_template=None, cache=None) -> ToolRegistry:
     """Load an agent's tool catalogue, in MCP, OpenAI or Anthropic form, as a registry.
 
     The format is recognised from the shape of ``source`` and of each tool, so one call can
@@ -204,6 +204,10 @@ def load_tools(source, *, risk=None, trust_hints: bool = False, scan: bool = Tru
         after every unflagged one. Turn it off only for servers you control.
     text_template : str or callable, default=None
         As for :class:`ToolRegistry`.
+    cache : str or path-like, default=None
+        A directory that keeps what the scan found in each tool's own text across
+        processes, as for :func:`scan_tools` (``skriskrank serve --tools`` passes its
+        ``--cache``): a restart looks each tool up instead of scanning it again.
 
     Returns
     -------
@@ -299,7 +303,7 @@ def load_tools(source, *, risk=None, trust_hints: bool = False, scan: bool = Tru
     if scan:
         from ._poisoning import scan_tools
 
-        findings = scan_tools(registry, servers=servers)
+        findings = scan_tools(registry, servers=servers, cache=cache)
         if any(findings):
             registry = registry.with_flags(findings)
     return registry
