@@ -573,6 +573,30 @@ def test_a_servers_pattern_cannot_hang_the_gateway(world):
     assert not found.is_error and found.content[0].text == "found aaa"
 
 
+def test_a_tool_that_changes_while_the_gateway_runs_is_refused_without_a_review(world):
+    # Trust on first use: with no review file, the first definition the gateway listed is
+    # the one that may run; the same name with other words is flagged and refused.
+    test = world["servers"]["mcpServers"]["test"]
+    config = world["tmp"] / "rug.json"
+    config.write_text(json.dumps({"mcpServers": {"test": {
+        **test, "args": [*test["args"], "--rug-pull"]}}}))
+    labels = world["tmp"] / "levels.json"  # a level without a SHA-256 is not a review
+    labels.write_text(json.dumps({"format_date": 1}))
+
+    async def scenario():
+        async with gateway({**world, "config": config}, "--labels", str(labels)) as (session, _):
+            first = later = await _call(session, "format_date", {"text": "7 Dec"})
+            with anyio.fail_after(60):  # until the rebuild after the announcement
+                while not later.is_error:
+                    await anyio.sleep(0.5)
+                    later = await _call(session, "format_date", {"text": "7 Dec"})
+            return first, later
+
+    first, later = anyio.run(scenario)
+    assert not first.is_error and first.content[0].text == "2026-12-07"
+    assert "changed since the gateway first listed it" in later.content[0].text
+
+
 def test_a_review_file_round_trips_and_a_changed_tool_is_refused(world):
     review = world["tmp"] / "review.json"
     proc = subprocess.run([sys.executable, "-m", "skriskrank", "gateway", str(world["config"]),

@@ -7,7 +7,8 @@ the servers wrote them. Levels come from the reviewed levels file first (``--lab
 the authors' hints (which only raise), then the pretrained :class:`~skriskrank.RiskAuditor`.
 A tool whose definition is malformed, or longer than ``MAX_TOOL_CHARS`` (256 KiB of JSON), is
 left out with a warning naming its server; a reviewed tool whose definition changed since (its
-SHA-256 differs) is flagged ``changed`` and its calls are refused until it is reviewed again.
+SHA-256 differs), or one whose definition changed while the gateway ran, is flagged
+``changed`` and its calls are refused until it is reviewed.
 Every tool is scanned for poisoning (:func:`~skriskrank.scan_tools`, with its server, so a tool
 imitating another server's is found); a flagged tool is graded at least level 4, ranks after
 the unflagged ones, and its flags are in the review file. The pretrained pipeline ranks the
@@ -75,7 +76,7 @@ class Entry:
     tool_name: str
     definition: dict
     sha256: str
-    changed: bool = False
+    changed: str = ""  # what it changed since: "it was reviewed", "the gateway first listed it"
     arguments: object = None  # its inputSchema, compiled (ArgumentSchema)
 
 
@@ -135,7 +136,7 @@ def _accepted_flags(name, label) -> set:
 
 
 def build_catalogue(downstreams, *, labels=None, auditor=None, k=5, need_threshold=0.5,
-                    backend=DEFAULT_BACKEND, model=None, cache=None) -> Catalogue:
+                    backend=DEFAULT_BACKEND, model=None, cache=None, pins=None) -> Catalogue:
     """The catalogue of the listed tools of ``downstreams``, graded and indexed.
 
     Parameters
@@ -166,6 +167,10 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5, need_thresho
         A directory that keeps the tools' embeddings, and what the scan found in each tool's
         own text, across processes: a tool encoded or scanned by an earlier start is read
         from it, not encoded or scanned again (queries are never written).
+    pins : mapping of str to str, default=None
+        The SHA-256 each tool had when the gateway first listed it (trust on first use): a
+        tool without a reviewed SHA-256 in ``labels`` whose definition differs from its pin
+        is flagged ``changed``, as a reviewed one that differs from its review is.
 
     Returns
     -------
@@ -203,7 +208,9 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5, need_thresho
         digest = tool_hash(tool)
         label = labels.get(name)
         reviewed = label.get("sha256") if isinstance(label, dict) else None
-        changed = reviewed is not None and reviewed != digest
+        changed = ("it was reviewed" if reviewed is not None and reviewed != digest
+                   else "the gateway first listed it" if reviewed is None
+                   and (pins or {}).get(name, digest) != digest else "")
         if label is not None and not changed:
             levels[name] = label
             accepted[name] = _accepted_flags(name, label)

@@ -6,8 +6,9 @@ error that says why and what to do:
 
 1. ``--deny`` and ``--allow`` patterns (globs on ``server__tool`` or on the tool's own name);
 2. the name must be a tool of the catalogue;
-3. a tool whose definition changed since it was reviewed is refused until it is reviewed
-   again (a "rug pull": the reviewed levels file holds each tool's SHA-256);
+3. a tool whose definition changed since it was reviewed, or (without a review) since the
+   gateway first listed it, is refused until a person reviews it (a "rug pull": the
+   reviewed levels file holds each tool's SHA-256, the gateway the first one it saw);
 4. ``--read-only``: only levels 1 and 2 run (unknown risk never does);
 5. the arguments must satisfy the tool's ``inputSchema``;
 6. a tool of level ``>= --confirm-level`` (default 3) runs only if a search of this session
@@ -34,8 +35,8 @@ MSG_DENIED = ("refused: {name} matches --deny {pattern!r}; this gateway's config
 MSG_NOT_ALLOWED = ("refused: {name} matches no --allow pattern ({patterns}); this gateway's "
                    "configuration does not allow it")
 MSG_UNKNOWN = "unknown tool {name!r}: call search_tools with your task to find the tools"
-MSG_CHANGED = ("refused: the definition of {name} changed since it was reviewed; a person must "
-               "review it again (skriskrank gateway --audit) before it runs")
+MSG_CHANGED = ("refused: the definition of {name} changed since {since}; a person must review it "
+               "(skriskrank gateway --audit, then --labels) before it runs")
 MSG_READ_ONLY = ("refused: {name} is risk level {level} and this gateway runs read-only (levels "
                  "1-2); ask the user to run it without --read-only")
 MSG_ARGUMENTS = ("invalid arguments for {name}: {problems}; its inputSchema is in "
@@ -91,7 +92,7 @@ class Policy:
         if entry is None:
             return MSG_UNKNOWN.format(name=name[:128])
         if entry.changed:
-            return MSG_CHANGED.format(name=name)
+            return MSG_CHANGED.format(name=name, since=entry.changed)
         level = catalogue.level(name)
         if self.read_only and level > 2:
             return MSG_READ_ONLY.format(name=name, level=_level_text(level))

@@ -152,6 +152,7 @@ class Gateway:
         self._own_arguments = {SEARCH_TOOL: ArgumentSchema(SEARCH_INPUT),
                                CALL_TOOL: ArgumentSchema(CALL_INPUT)}
         self._auditor = None
+        self._pins: dict[str, str] = {}  # each tool's SHA-256 when first listed
 
     # -- the downstream side --------------------------------------------------------------------
     async def start(self, tg) -> None:
@@ -192,14 +193,21 @@ class Gateway:
     def build(self):
         """The catalogue of the servers' current tools, graded and indexed (blocking).
 
+        Each tool's SHA-256 the first time it is listed is kept: a later definition that
+        differs is flagged ``changed`` unless a review file holds its SHA-256.
+
         Returns
         -------
         catalogue : Catalogue
             What :func:`build_catalogue` makes of them with this gateway's settings.
         """
-        return build_catalogue(self.downstreams, labels=self.labels, auditor=self.auditor,
-                               k=self.k, need_threshold=self.need_threshold,
-                               backend=self.backend, model=self.model, cache=self.cache)
+        catalogue = build_catalogue(self.downstreams, labels=self.labels, auditor=self.auditor,
+                                    k=self.k, need_threshold=self.need_threshold,
+                                    backend=self.backend, model=self.model, cache=self.cache,
+                                    pins=self._pins)
+        for entry in catalogue.entries.values():  # a changed tool keeps its first pin
+            self._pins.setdefault(entry.name, entry.sha256)
+        return catalogue
 
     async def rebuild(self) -> None:
         """Build the catalogue anew from the servers' tools (graded and indexed, off-loop)."""
