@@ -719,8 +719,8 @@ encoder loaded and nothing cached, beside encoding their brief texts alone (what
 pipeline encodes; the whole texts' median is the one above), and (last columns)
 from starting `skriskrank serve --tools` on the same tools to its first answered search
 (a new process: imports, the encoder's loading and grading included), the first time and
-when restarted with the tools' embeddings that start kept on disk (`--cache`, the default
-of `serve --tools` and of the gateway; seconds, each run;
+when restarted with the tools' embeddings and scan findings that start kept on disk
+(`--cache`, the default of `serve --tools` and of the gateway; seconds, each run;
 the encoder's backends interleaved on 2 shared cores).{where}
 
 | encoder backend | ready (s) | encoding alone (s) | `serve --tools` answers (s) | restarted (s) |
@@ -731,8 +731,9 @@ The encoder is the whole cost: the pipeline is ready in about the time its tools
 texts take to encode, so a faster encoder backend is what shortens it. `serve --tools` adds a new
 process's imports, the encoder's loading, the auditor's grading and the MCP start-up; the
 tools are encoded twice: their whole texts for the grading, their brief texts (shorter) for
-the ranking. A restart reads both from disk instead: it pays the imports, the loading and
-the grading's other steps, not the encoding.
+the ranking, and scanned for poisoning. A restart reads both encodings and what the scan
+found in each tool from disk instead: it pays the imports, the loading and the grading's
+other steps, not the encoding or the scan.
 {kept}
 `onnx-int8` (smoothed for the packaged encoder) encodes fastest and needs no PyTorch once its
 graph is made; {bf16}.
