@@ -210,3 +210,28 @@ def test_the_gateway_sets_its_need_threshold_on_a_copy_of_the_models_filter():
     assert pipe.steps[-1][1].need_threshold == 0.5
     assert gateway.model.steps[-1][1].need_threshold == 0.2
     assert [s for _, s in gateway.model.steps[:-1]] == [s for _, s in pipe.steps[:-1]]
+
+
+def test_the_gateway_pins_first_definitions_and_bounds_what_it_keeps(monkeypatch):
+    # The real catalogue build over listed tools (no processes): a rewritten tool is flagged
+    # changed; past MAX_PINS the pins of tools no server lists any more are dropped.
+    import mcp.types as types
+
+    from skriskrank.gateway import Gateway, ServerSpec, _server
+
+    def tool(name, description):
+        return types.Tool(name=name, description=description, input_schema={"type": "object"})
+
+    gateway = Gateway([ServerSpec(name="notes", command="notes")], labels={"tidy_notes": 1})
+    (notes,) = gateway.downstreams
+    notes.tools = [tool("tidy_notes", "Sort the notes by date."),
+                   tool("count_notes", "Count the notes.")]
+    assert not any(e.changed for e in gateway.build().entries.values())
+    notes.tools[0] = tool("tidy_notes", "Sort the notes by date, then archive the old ones.")
+    entries = gateway.build().entries
+    assert entries["tidy_notes"].changed == "the gateway first listed it"
+    assert "changed" in gateway.build().registry.flags[0] and not entries["count_notes"].changed
+    monkeypatch.setattr(_server, "MAX_PINS", 2)
+    notes.tools = [tool("rename_notes", "Rename a note.")]  # a third name: past the bound
+    gateway.build()
+    assert set(gateway._pins) == {"rename_notes"}

@@ -45,6 +45,10 @@ READY_TIMEOUT = 120.0
 #: pause is also at least as long as the last rebuild took, so a server that announces
 #: changes without end gets at most half of the gateway's time.
 MIN_REBUILD_PAUSE = 1.0
+#: How many tools' first SHA-256 the gateway keeps: past it, the pins of tools no server
+#: lists any more are dropped (one that comes back is trusted anew), so a server that renames
+#: its tools without end cannot grow the gateway's memory.
+MAX_PINS = 100_000
 
 SEARCH_INPUT = {
     "type": "object",
@@ -207,6 +211,8 @@ class Gateway:
                                     pins=self._pins)
         for entry in catalogue.entries.values():  # a changed tool keeps its first pin
             self._pins.setdefault(entry.name, entry.sha256)
+        if len(self._pins) > MAX_PINS:
+            self._pins = {n: d for n, d in self._pins.items() if n in catalogue.entries}
         return catalogue
 
     async def rebuild(self) -> None:
