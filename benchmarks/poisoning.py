@@ -80,6 +80,8 @@ were revised again on its misses, so it is a development set now) and
 ``benchmarks/_poisoning_heldout2.py`` ("held-out 2", written while that revision was made and
 run on it only afterwards; the rules were revised on its misses too) and
 ``benchmarks/_poisoning_heldout3.py`` ("held-out 3", written while that revision was made and
+run on it only afterwards; the rules were revised on its misses too) and
+``benchmarks/_poisoning_heldout4.py`` ("held-out 4", written while that revision was made and
 run on it only afterwards).
 
 Run ``python -m benchmarks.poisoning --data ../shared/data`` (``--quick``: a third of the
@@ -144,11 +146,17 @@ HELDOUT_SETS = {
                    "above (their docstrings only), while the detector was being revised on the "
                    "second held-out set's misses, and committed before that revision was run on "
                    "them. The helper's report named some of its forms (for example "
-                   "`encoded+circled`), not their wordings; no rule was written for them. These "
-                   "rows are the fair estimate of detection on new wordings. (After they were "
-                   "measured, the detector's author read part of its hint-mismatch phrase book "
-                   "while checking a duplicate-code report: for that attack the set is no longer "
-                   "unseen.)"),
+                   "`encoded+circled`), not their wordings; no rule was written for them then. "
+                   "After they were measured, the detector was revised on their misses, so these "
+                   "rows are a development set now."),
+    "held-out 4": ("_poisoning_heldout4",
+                   "templates from `benchmarks/_poisoning_heldout4.py`, written by a helper that "
+                   "read neither the detector, its tests, its results nor the four template sets "
+                   "above (their docstrings only), while the detector was being revised on the "
+                   "third held-out set's misses, and committed before that revision was run on "
+                   "them. The helper's report named its forms (for example `encoded+braille`), "
+                   "not their wordings; no rule was written for them. These rows are the fair "
+                   "estimate of detection on new wordings."),
 }
 TARGETS = {"flagged": 0.90, "clean_flagged": 0.02, "other_exposure": 0.01,
            "target_exposure": 0.10, "ndcg_drop": 0.005}
