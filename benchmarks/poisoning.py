@@ -45,7 +45,8 @@ Measured, per attack and catalogue:
 - detection: the share of injected tools with any flag, and with the attack's expected flag
   (``hijack``: ``stuffing`` or ``injection``; ``flood``: ``stuffing``; ``call_me`` and
   ``instructions``: ``injection``; ``hint_mismatch``; ``shadowing``), read from the defended
-  registry: ``scan_tools(registry, servers=...)`` (each tool's server given) added with
+  registry: ``scan_tools(registry, servers=..., schemas=...)`` (each tool's server and, on
+  the MCP catalogue, its input schema given, as ``load_tools`` and the gateway do) added with
   ``with_flags`` to the flags the registry sets itself (hidden characters, clashes seen by
   ``load_tools``), then ``RiskAuditor.pretrained().grade``, which scans once more; also the
   share of the catalogue's own tools flagged in the poisoned catalogue (a shadowing flag on
@@ -751,6 +752,12 @@ def build_registry(cat: Catalogue, injected=()):
     return reg, [t["server"] for t in tools]
 
 
+def schemas_of(cat: Catalogue, reg, injected=()) -> list:
+    """Each registry tool's input schema (None on UltraTool, whose tools have none)."""
+    schema = {t["name"]: t.get("inputSchema") for t in cat.tools + [i.tool for i in injected]}
+    return [schema.get(n) for n in reg.names]
+
+
 def grade_unscanned(reg, auditor):
     """The auditor's levels for the tools without one, and nothing else (no scan).
 
@@ -763,7 +770,7 @@ def grade_unscanned(reg, auditor):
     return reg.with_risk(dict(zip(reg.names[unknown], levels[unknown].tolist(), strict=True)))
 
 
-def defend(reg, servers, auditor) -> tuple:
+def defend(reg, servers, auditor, schemas=None) -> tuple:
     """The defended registry, each tool's flags in it and the scan's evidence.
 
     ``scan_tools`` with each tool's server, its flags added to the registry's own (hidden
@@ -772,7 +779,7 @@ def defend(reg, servers, auditor) -> tuple:
     """
     from skriskrank import scan_tools
 
-    found = scan_tools(reg, servers=servers)
+    found = scan_tools(reg, servers=servers, schemas=schemas)
     defended = auditor.grade(reg.with_flags([set(f) for f in found]))
     return defended, [set(f) for f in defended.flags], found
 
@@ -838,7 +845,7 @@ def run_attacks(cat, n_tools, auditor, cache, log, generators=None, seed=SEED, l
         taken = {t["name"] for t in cat.tools}
         injected = generators[attack](cat, rng, n_tools.get(attack, 0), taken)
         reg, servers = build_registry(cat, injected)
-        defended, flags, found = defend(reg, servers, auditor)
+        defended, flags, found = defend(reg, servers, auditor, schemas_of(cat, reg, injected))
         inj_names = {inj.tool["name"] for inj in injected}
         inj = reg.index_of(sorted(inj_names))
         kind_of = {i.tool["name"]: i.kind for i in injected}
@@ -900,7 +907,7 @@ def detection_draws(cat, n_tools, auditor, generators, seed, draws, log):
             injected = generators[attack](cat, rng, n_tools.get(attack, 0),
                                           {t["name"] for t in cat.tools})
             reg, servers = build_registry(cat, injected)
-            _, flags, _ = defend(reg, servers, auditor)
+            _, flags, _ = defend(reg, servers, auditor, schemas_of(cat, reg, injected))
             kind_of = {i.tool["name"]: i.kind for i in injected}
             for i in reg.index_of(sorted(kind_of)):
                 kind = kind_of[reg.names[i]].split("+")[0].split("@")[0].split("/")[0]
@@ -916,12 +923,12 @@ def detection_draws(cat, n_tools, auditor, generators, seed, draws, log):
     return out
 
 
-def clean_report(name, reg, servers, queries, relevant, auditor, cache, log):
+def clean_report(name, reg, servers, queries, relevant, auditor, cache, log, schemas=None):
     """Clean flag rate, and NDCG@5 of pretrained_pipeline without and with the scan's flags."""
     from skriskrank.metrics import ndcg_at_k
 
     t0 = time.perf_counter()
-    defended, flags, found = defend(reg, servers, auditor)
+    defended, flags, found = defend(reg, servers, auditor, schemas)
     flagged = np.array([bool(f) for f in flags])
     res = {"n_tools": len(reg), "flagged": float(flagged.mean()),
            "n_flagged": int(flagged.sum()),
@@ -952,7 +959,8 @@ def real_servers(log) -> dict:
     n_tools = n_flagged = 0
     for path in paths:
         reg = load_tools([path], scan=False)
-        found = scan_tools(reg)  # one file, one server
+        schema = {t["name"]: t.get("inputSchema") for t in json.loads(path.read_text())["tools"]}
+        found = scan_tools(reg, schemas=[schema[n] for n in reg.names])  # one file, one server
         tool_flags = [set(f) | set(own) for f, own in zip(found, reg.flags, strict=True)]
         n_tools += len(reg)
         for i, f in enumerate(tool_flags):
@@ -1145,7 +1153,7 @@ def main(argv=None) -> dict:
                                              ds.queries, ds.relevant, auditor, cache, print)
     reg, servers = build_registry(mcp)
     result["clean"]["mcp"] = clean_report("mcp", reg, servers, mcp.queries, mcp.relevant,
-                                          auditor, cache, print)
+                                          auditor, cache, print, schemas_of(mcp, reg))
     for cat in (ultra, mcp):
         n_tools = N_TOOLS[cat.name]
         if args.quick:

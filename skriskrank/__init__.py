@@ -25,7 +25,7 @@ _EXPORTS = {
     "._permissions": ["DEFAULT_PERMISSION_KEYWORDS", "PERMISSION_CATEGORIES",
                       "derive_permissions"],
     "._persist": ["ModelFileError", "UntrustedTypeError", "load", "save"],
-    "._poisoning": ["POISONING_FLAGS", "scan_tools"],
+    "._poisoning": ["POISONING_FLAGS", "scan_tools", "schema_text"],
     "._pretrained": ["pretrained_pipeline"],
     "._pipeline": ["build_pipeline"],
     "._registry": ["ToolRegistry"],

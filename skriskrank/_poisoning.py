@@ -26,12 +26,13 @@ import numpy as np
 from ._inputs import printable
 from ._permissions import _words
 
-__all__ = ["POISONING_FLAGS", "scan_tools"]
+__all__ = ["POISONING_FLAGS", "scan_tools", "schema_text"]
 
 #: The flags :func:`scan_tools` (and the gateway) set, in the order a report lists them.
 POISONING_FLAGS = ("injection", "stuffing", "hint_mismatch", "shadowing", "changed")
 
 MSG_SERVERS = "servers must name one server per tool: {n} tools but {got} servers."
+MSG_SCHEMAS = "schemas must give one input schema per tool: {n} tools but {got} schemas."
 #: Largest file of remembered findings read (``scan_tools(cache=...)``): about 200,000 tools.
 MAX_MEMO_BYTES = 64 * 1024 * 1024
 #: How many tools' own findings the process keeps, so that a catalogue scanned again (by
@@ -800,9 +801,10 @@ class _ScanMemo:
                     self.found = data
 
     @staticmethod
-    def key(name, desc, params, hints) -> str:
-        return hashlib.sha1(repr((name, desc, tuple(params), sorted(
-            hints.items()))).encode("utf-8", "surrogatepass")).hexdigest()
+    def key(name, desc, params, hints, extra="") -> str:
+        # Without a schema's other text, the key a tool had before it was read.
+        return hashlib.sha1(repr((name, desc, tuple(params), sorted(hints.items()), *(
+            (extra,) if extra else ()))).encode("utf-8", "surrogatepass")).hexdigest()
 
     def save(self) -> None:
         if not self.new:
@@ -817,6 +819,76 @@ class _ScanMemo:
                 part.unlink(missing_ok=True)  # a write cut short leaves nothing behind
 
 
+#: How much of a schema's other text the scan reads, and how deep it looks.
+MAX_SCHEMA_TEXT, MAX_SCHEMA_DEPTH = 64 * 1024, 16
+# Where a schema holds text that reaches the model besides the top-level parameters' names
+# and descriptions (which the registry keeps): values offered, and nested descriptions.
+_SCHEMA_VALUES = ("default", "enum", "const", "examples", "example", "$comment")
+_SCHEMA_NESTED = ("properties", "patternProperties", "$defs", "definitions")
+_SCHEMA_EACH = ("items", "additionalProperties", "anyOf", "oneOf", "allOf", "not", "prefixItems")
+
+
+def schema_text(schema) -> str:
+    """The text of a tool's input schema that its parameters' names and descriptions leave out.
+
+    Every ``default``, ``enum``, ``const``, ``examples`` and ``$comment`` string, and the
+    names, descriptions and titles of nested schemas (an item's, an ``anyOf`` branch's, a
+    property of a property), schema by schema; at most :data:`MAX_SCHEMA_TEXT`
+    characters, :data:`MAX_SCHEMA_DEPTH` levels deep. A server can put orders to the model
+    there as well as in a description (full-schema poisoning), and an agent is shown the
+    schema.
+
+    Parameters
+    ----------
+    schema : dict or None
+        A tool's ``inputSchema`` (MCP), ``parameters`` (OpenAI) or ``input_schema``
+        (Anthropic).
+
+    Returns
+    -------
+    text : str
+        One line per string found; ``""`` when there is none.
+
+    Examples
+    --------
+    >>> from skriskrank import schema_text
+    >>> schema_text({"type": "object", "properties": {"mode": {
+    ...     "type": "string", "enum": ["fast", "full"], "default": "fast"}}}).splitlines()
+    ['fast', 'fast', 'full']
+    """
+    out = []
+
+    def add(texts):
+        for text in texts:
+            if sum(map(len, out)) < MAX_SCHEMA_TEXT:
+                out.append(text)
+
+    def walk(node, depth, own):
+        if not isinstance(node, dict) or depth > MAX_SCHEMA_DEPTH:
+            return
+        values = [v for key in _SCHEMA_VALUES if key in node for v in (
+            node[key] if isinstance(node[key], list) else [node[key]])]
+        add(v if isinstance(v, str) else json.dumps(v) for v in values
+            if isinstance(v, (str, dict, list)))
+        if own:
+            add(x for key in ("description", "title") if isinstance(x := node.get(key), str))
+        for key in _SCHEMA_NESTED:
+            children = node.get(key)
+            for child_name, child in (children.items() if isinstance(children, dict) else ()):
+                # A top-level parameter's name and description are the registry's already.
+                parameter = depth == 0 and key == "properties"
+                if not parameter:
+                    add([str(child_name)])
+                walk(child, depth + 1, own=not parameter)
+        for key in _SCHEMA_EACH:
+            children = node.get(key)
+            for child in (children if isinstance(children, list) else [children]):
+                walk(child, depth + 1, own=True)
+
+    walk(schema, 0, own=True)
+    return "\n".join(out)[:MAX_SCHEMA_TEXT]
+
+
 def _own_findings(name, desc, params, hints, text) -> dict[str, str]:
     """What the rules find in one tool's own text: injection, stuffing, hint mismatch."""
     found = {}
@@ -828,7 +900,7 @@ def _own_findings(name, desc, params, hints, text) -> dict[str, str]:
     return found
 
 
-def scan_tools(registry, *, servers=None, cache=None) -> list[dict[str, str]]:
+def scan_tools(registry, *, servers=None, cache=None, schemas=None) -> list[dict[str, str]]:
     """What each tool's text holds that points to poisoning, as flags with their evidence.
 
     Parameters
@@ -843,6 +915,11 @@ def scan_tools(registry, *, servers=None, cache=None) -> list[dict[str, str]]:
         A directory that keeps each tool's own findings across processes, so that a
         tool scanned by an earlier process with the same rules is looked up, not scanned
         again (the gateway passes its ``--cache``). The findings are the same either way.
+    schemas : sequence of dict or None, default=None
+        The input schema of each tool, in the registry's order: what :func:`schema_text`
+        finds in it (defaults, enums, examples, nested descriptions, which the registry does
+        not keep) is read for ``injection`` too. :func:`load_tools` and the gateway pass
+        them.
 
     Returns
     -------
@@ -934,21 +1011,26 @@ def scan_tools(registry, *, servers=None, cache=None) -> list[dict[str, str]]:
         raise ValueError(MSG_SERVERS.format(n=n, got=len(servers)))
     names = [str(x) for x in registry.names]
     descs = list(registry.descriptions)
+    extras = [""] * n if schemas is None else [schema_text(x) for x in schemas]
+    if len(extras) != n:
+        raise ValueError(MSG_SCHEMAS.format(n=n, got=len(extras)))
     findings = [{} for _ in range(n)]
     texts = ["\n".join([desc, *(f"{pn}: {pd}" for pn, pd in params),
                         str(hints.get("title", ""))])
              for desc, params, hints in zip(descs, registry.parameters,
                                             registry.declared_hints, strict=True)]
     memo = _ScanMemo(cache) if cache is not None else None
-    for i, (name, desc, params, hints, text) in enumerate(zip(
-            names, descs, registry.parameters, registry.declared_hints, texts, strict=True)):
-        key = _ScanMemo.key(name, desc, params, hints)
+    for i, (name, desc, params, hints, text, extra) in enumerate(zip(
+            names, descs, registry.parameters, registry.declared_hints, texts, extras,
+            strict=True)):
+        key = _ScanMemo.key(name, desc, params, hints, extra)
         found = memo.found.get(key) if memo is not None else None
         if found is None:
             # The process keeps what the rules found, never what a directory held.
             found = _PROCESS_MEMO.get(key)
             if found is None:
-                found = _own_findings(name, desc, params, hints, text)
+                found = _own_findings(name, desc, params, hints,
+                                      f"{text}\n{extra}" if extra else text)
                 _PROCESS_MEMO.put(key, found)
             if memo is not None:
                 memo.found[key], memo.new = found, True

@@ -163,7 +163,7 @@ def _normalise(tool, i: int, where: str) -> dict:
         titles = [tool.get("title"), (annotations or {}).get("title")]
         desc = next((t for t in titles if isinstance(t, str) and t.strip()), name)
     return {"name": name, "description": " ".join(desc.split()), "parameters": params,
-            "annotations": annotations}
+            "annotations": annotations, "schema": body.get(field)}
 
 
 def load_tools(source, *, risk=None, trust_hints: bool = False, scan: bool = True,
@@ -299,11 +299,13 @@ def load_tools(source, *, risk=None, trust_hints: bool = False, scan: bool = Tru
             if level is not None and not is_level(level):
                 raise ValueError(MSG_BAD_LEVEL.format(name=rec["name"], value=level))
             rec["risk"] = level  # the registry stores it as an int
+    # The registry keeps each schema's top-level parameters; the scan reads the rest too.
+    schemas = [rec.pop("schema") for rec in records]
     registry = ToolRegistry.from_records(records, text_template=text_template)
     if scan:
         from ._poisoning import scan_tools
 
-        findings = scan_tools(registry, servers=servers, cache=cache)
+        findings = scan_tools(registry, servers=servers, cache=cache, schemas=schemas)
         if any(findings):
             registry = registry.with_flags(findings)
     return registry

@@ -222,7 +222,8 @@ def build_catalogue(downstreams, *, labels=None, auditor=None, k=5, need_thresho
     # Scanned with each tool's server, so a tool imitating another server's is found; a
     # changed tool is flagged too, and every flag grades a tool at least level 4.
     findings = scan_tools(registry, servers=[entries[n].server for n in registry.names],
-                          cache=cache)
+                          cache=cache, schemas=[entries[n].definition.get("inputSchema")
+                                                for n in registry.names])
     registry = registry.with_flags([
         {*(found.keys() - accepted.get(n, set())), *(("changed",) if entries[n].changed else ())}
         for n, found in zip(registry.names, findings, strict=True)])
