@@ -834,9 +834,9 @@ def schema_text(schema) -> str:
     Every ``default``, ``enum``, ``const``, ``examples`` and ``$comment`` string, and the
     names, descriptions and titles of nested schemas (an item's, an ``anyOf`` branch's, a
     property of a property), schema by schema; at most 64 KiB of text
-    (``MAX_SCHEMA_TEXT``), 16 levels deep (``MAX_SCHEMA_DEPTH``). A server can put orders to the model
-    there as well as in a description (full-schema poisoning), and an agent is shown the
-    schema.
+    (``MAX_SCHEMA_TEXT``), 16 levels deep (``MAX_SCHEMA_DEPTH``). A server can put orders
+    to the model there as well as in a description (full-schema poisoning), and an agent is
+    shown the schema.
 
     Parameters
     ----------
