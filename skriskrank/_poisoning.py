@@ -114,15 +114,18 @@ _INJECTION = [
     ]), _I)),
     # The same commands in other languages: "this tool" with "always" or "first", and "ignore
     # the instructions", "do not tell the user", in the languages attackers have used.
+    # Each phrase starts a word (CJK has no spaces, so only a Latin letter or digit before it
+    # rules a start out): tried at every letter of a text, this many phrases cost 2.5x more.
     ("a command to the model in another language", re.compile(
-        rf"({_THIS_TOOL})[^.。!?\n]{{0,40}}({_FIRST})|({_FIRST})[^.。!?\n]{{0,40}}({_THIS_TOOL})|"
+        rf"(?<![A-Za-z0-9_])(?:({_THIS_TOOL})[^.。!?\n]{{0,40}}({_FIRST})|({_FIRST})"
+        rf"[^.。!?\n]{{0,40}}({_THIS_TOOL})|"
         r"(以前|之前|先前|上記|前)の?(指示|指令|说明|說明)|(忽略|無視|무시|ignora|ignorez|ignoriere|"
         r"игнорир|abaikan|zignoruj|ігноруй)|不要告诉|ユーザーに(伝え|言わ|知らせ)|no\s+(se\s+lo\s+|le\s+)?"
         r"(digas|menciones)|ne\s+(le\s+)?(dites|mentionnez)|erwähne|nicht\s+(erwähnen|mitteilen)|"
         r"не\s+(говори|сообщай|упоминай|повідомляй|кажи)|non\s+(dirlo|dire|informare)\b|"
         r"nie\s+(informuj|mów|wspominaj)|đừng\s+(nói|báo)|알리지\s*마|말하지\s*마|jangan\s+"
         r"(beri\s*tahu|katakan)|berätta\s+inte|vertel\s+(het\s+)?niet|söyleme(yin)?\b|"
-        r"neříkej|älä\s+kerro|μην\s+(πεις|αναφέρεις)", _I)),
+        r"neříkej|älä\s+kerro|μην\s+(πεις|αναφέρεις))", _I)),
     ("tells the model to ignore its instructions", re.compile(
         r"\b(ignore|disregard|forget|override|bypass)\b[^.]{0,40}\b(previous|prior|above|earlier"
         r"|all|any|other|system|safety|user'?s?)\b[^.]{0,30}\b(instructions?|rules?|prompts?|"
@@ -856,15 +859,18 @@ def schema_text(schema) -> str:
     ...     "type": "string", "enum": ["fast", "full"], "default": "fast"}}}).splitlines()
     ['fast', 'fast', 'full']
     """
-    out = []
+    out, size = [], 0
 
     def add(texts):
+        nonlocal size
         for text in texts:
-            if sum(map(len, out)) < MAX_SCHEMA_TEXT:
-                out.append(text)
+            if size >= MAX_SCHEMA_TEXT:
+                return
+            out.append(text[:MAX_SCHEMA_TEXT - size])
+            size += len(out[-1]) + 1
 
     def walk(node, depth, own):
-        if not isinstance(node, dict) or depth > MAX_SCHEMA_DEPTH:
+        if not isinstance(node, dict) or depth > MAX_SCHEMA_DEPTH or size >= MAX_SCHEMA_TEXT:
             return
         values = [v for key in _SCHEMA_VALUES if key in node for v in (
             node[key] if isinstance(node[key], list) else [node[key]])]

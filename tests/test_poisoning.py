@@ -562,3 +562,15 @@ def test_schema_text_takes_any_json_and_is_bounded(schema):
 
     text = schema_text(schema)
     assert isinstance(text, str) and len(text) <= MAX_SCHEMA_TEXT
+
+
+def test_schema_text_of_a_huge_schema_is_bounded():
+    # A server's schema of many short strings, or one long one: the text stops at the bound
+    # without reading the rest (a running sum over what was kept, recomputed per string, took
+    # minutes on the first of these).
+    from skriskrank._poisoning import MAX_SCHEMA_TEXT, schema_text
+
+    many = {"type": "object", "properties": {"x": {"enum": ["a"] * 200_000}}}
+    long = {"type": "object", "properties": {"x": {"default": "b" * (2 * MAX_SCHEMA_TEXT)}}}
+    texts = [schema_text(many), schema_text(long)]
+    assert all(len(t) <= MAX_SCHEMA_TEXT for t in texts) and texts[1] == "b" * MAX_SCHEMA_TEXT
