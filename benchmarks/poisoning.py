@@ -83,7 +83,9 @@ run on it only afterwards; the rules were revised on its misses too) and
 ``benchmarks/_poisoning_heldout3.py`` ("held-out 3", written while that revision was made and
 run on it only afterwards; the rules were revised on its misses too) and
 ``benchmarks/_poisoning_heldout4.py`` ("held-out 4", written while that revision was made and
-run on it only afterwards).
+run on it only afterwards; the scan of input schemas was added knowing its hiding places) and
+``benchmarks/_poisoning_heldout5.py`` ("held-out 5", written after the last revision and run
+on it only afterwards).
 
 Run ``python -m benchmarks.poisoning --data ../shared/data`` (``--quick``: a third of the
 queries and half the attacker tools; ``--no-heldout``: skip the held-out rows).
@@ -156,8 +158,16 @@ HELDOUT_SETS = {
                    "above (their docstrings only), while the detector was being revised on the "
                    "third held-out set's misses, and committed before that revision was run on "
                    "them. The helper's report named its forms (for example `encoded+braille`), "
-                   "not their wordings; no rule was written for them. These rows are the fair "
-                   "estimate of detection on new wordings."),
+                   "not their wordings; no rule was written for them. After they were "
+                   "measured, the scan was extended to input schemas knowing where this set "
+                   "hides text, so these rows are no longer blind."),
+    "held-out 5": ("_poisoning_heldout5",
+                   "templates from `benchmarks/_poisoning_heldout5.py`, written by a helper that "
+                   "read neither the detector, its tests, its results nor the five template sets "
+                   "above (their docstrings only; the module's docstring lists the helper's "
+                   "small slips), after the detector's last revision, and committed before the "
+                   "detector was run on them. These rows are the fair estimate of detection on "
+                   "new wordings."),
 }
 TARGETS = {"flagged": 0.90, "clean_flagged": 0.02, "other_exposure": 0.01,
            "target_exposure": 0.10, "ndcg_drop": 0.005}
