@@ -33,7 +33,9 @@ OUTPUT_SCHEMA = {"type": "object", "properties": {
         "description": {"type": "string"},
         "risk_level": {"type": ["integer", "null"]},  # null: unknown risk
         "risk_predicted": {"type": "boolean"},
-        "score": {"type": "number"}, "reason": {"type": "string"}},
+        "score": {"type": "number"}, "reason": {"type": "string"},
+        # poisoning flags; a tool flagged injection, stuffing or changed has its text withheld
+        "flags": {"type": "array", "items": {"type": "string"}}},
         "required": ["rank", "name", "description", "risk_level", "score", "reason"]}}},
     "required": ["query", "k", "tools"]}
 

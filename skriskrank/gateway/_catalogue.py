@@ -96,6 +96,58 @@ class Catalogue:
         """The tool's level (:data:`~skriskrank.UNKNOWN_RISK` when it has none)."""
         return int(self.registry.risk_of([name])[0])
 
+    def flags(self, name) -> frozenset:
+        """The tool's poisoning flags, those a review lifted left out."""
+        return frozenset(self.registry.flags[int(self.registry.index_of([name])[0])])
+
+
+#: What a withheld tool's ``inputSchema`` keeps (:func:`shown`): its shape, so that the
+#: agent can still form a call, and none of its words (a default, an enum, an example, a
+#: title or a nested description can give orders as well as a description can).
+_SHAPE_KEYS = frozenset({"type", "required", "minimum", "maximum", "exclusiveMinimum",
+                         "exclusiveMaximum", "minLength", "maxLength", "minItems", "maxItems",
+                         "uniqueItems", "multipleOf"})
+_SHAPE_EACH = ("items", "additionalProperties", "anyOf", "oneOf", "allOf", "prefixItems")
+#: Levels of nesting a withheld schema keeps (as :func:`~skriskrank.schema_text` reads).
+_SHAPE_DEPTH = 16
+
+
+def _shape(schema, depth=0):
+    """A JSON schema's structure: types, bounds and property names, no text."""
+    if isinstance(schema, bool) or not isinstance(schema, dict):
+        return schema if isinstance(schema, bool) else {}
+    out = {key: value for key, value in schema.items() if key in _SHAPE_KEYS}
+    if depth >= _SHAPE_DEPTH:
+        return out
+    if isinstance(schema.get("properties"), dict):
+        out["properties"] = {name: _shape(sub, depth + 1)
+                             for name, sub in schema["properties"].items()}
+    for key in _SHAPE_EACH:
+        value = schema.get(key)
+        if isinstance(value, list):
+            out[key] = [_shape(sub, depth + 1) for sub in value]
+        elif isinstance(value, (dict, bool)):
+            out[key] = _shape(value, depth + 1)
+    return out
+
+
+def shown(definition: dict, flags) -> dict:
+    """A tool's definition as the agent is shown it: withheld when its flags say so.
+
+    A tool flagged ``injection``, ``stuffing`` or ``changed`` (``WITHHELD_FLAGS``, as
+    ``search`` withholds its description) keeps its name, the notice in place of its
+    description, and its ``inputSchema``'s shape (types, bounds, property names); its other
+    words are left out. Other tools are shown as their server listed them.
+    """
+    from .._explain import MSG_WITHHELD, WITHHELD_FLAGS
+
+    withheld = sorted(WITHHELD_FLAGS.intersection(flags))
+    if not withheld:
+        return definition
+    return {"name": definition["name"],
+            "description": MSG_WITHHELD.format(flags=" and ".join(withheld)),
+            "inputSchema": _shape(definition.get("inputSchema") or {"type": "object"})}
+
 
 def _checked(server, tool):
     """A tool of a ``tools/list`` as ``(JSON, compiled inputSchema)``; None if malformed.

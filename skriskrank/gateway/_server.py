@@ -2,7 +2,9 @@
 
 The agent sees two tools. ``search_tools(query, k)`` returns the risk-aware top ``k`` of one
 catalogue over every downstream server, each tool with its server, full ``inputSchema``,
-risk level and reason, so that the agent can call it next. ``call_tool(name, arguments)``
+risk level, reason and poisoning flags, so that the agent can call it next; the words of a
+tool flagged ``injection``, ``stuffing`` or ``changed`` are withheld (its description, and its
+schema's but for its shape) until a person reviews it. ``call_tool(name, arguments)``
 forwards a call to the tool's server and returns the server's result unchanged, once the
 policy (:class:`Policy`) lets it through. With ``expose=True`` the gateway's own
 ``tools/list`` also holds the last search's tools, for hosts that call tools directly; the
@@ -24,7 +26,7 @@ import anyio
 
 from .._encoder import DEFAULT_BACKEND
 from .._inputs import MAX_QUERY_LENGTH, ArgumentSchema, check_query
-from ._catalogue import Catalogue, build_catalogue
+from ._catalogue import Catalogue, build_catalogue, shown
 from ._downstream import Downstream, DownstreamError
 from ._log import EventLog
 from ._policy import MSG_CANNOT_ASK, MSG_CONFIRM, MSG_DECLINED, Policy
@@ -271,7 +273,8 @@ class Gateway:
         ]
         if self.expose and state is not None:
             entries = self.catalogue.entries
-            tools += [types.Tool.model_validate({**entries[n].definition, "name": n})
+            tools += [types.Tool.model_validate({**shown(entries[n].definition,
+                                                         self.catalogue.flags(n)), "name": n})
                       for n in state.last if n in entries]
         return tools
 
@@ -305,13 +308,13 @@ class Gateway:
         tools = []
         for row in rows:
             entry = catalogue.entries[row["name"]]
+            definition = shown(entry.definition, row["flags"])
             tools.append({"rank": row["rank"], "name": row["name"], "server": entry.server,
                           "description": row["description"],
-                          "inputSchema": entry.definition.get("inputSchema",
-                                                              {"type": "object"}),
+                          "inputSchema": definition.get("inputSchema", {"type": "object"}),
                           "risk_level": row["risk_level"],
                           "risk_predicted": row["risk_predicted"], "score": row["score"],
-                          "reason": row["reason"]})
+                          "reason": row["reason"], "flags": row["flags"]})
         state.exposed.update(t["name"] for t in tools)
         state.last = [t["name"] for t in tools]
         self.log.write("search", key, query=query, k=k, latency_ms=_ms(t0), tools=[
