@@ -164,23 +164,27 @@ class ArgumentSchema:
             raise ValueError(MSG_BAD_SCHEMA.format(error=str(err).splitlines()[0])) from None
         self.schema = schema
 
-    def errors(self, instance, limit: int = 10) -> str:
+    def errors(self, instance, limit: int = 10, *, rules: bool = True) -> str:
         """What ``instance`` breaks of the schema, in one line, or ``""``.
 
         At most ``limit`` problems are named, each by its place and rule, never its value:
         the library's own messages would repeat a 100 KB argument, or a lone surrogate,
-        which cannot be written back.
+        which cannot be written back. With ``rules=False`` a rule is named by its keyword
+        alone, without the schema's words (an ``enum``'s values, say): for a tool whose
+        words are withheld from the agent.
         """
         if _deeper_than(instance, MAX_ARGUMENT_DEPTH):
             return MSG_TOO_DEEP.format(limit=MAX_ARGUMENT_DEPTH)
         try:
-            return "; ".join(self._describe(error) for error in
+            return "; ".join(self._describe(error, rules) for error in
                              itertools.islice(self._validator.iter_errors(instance), limit))
         except UnicodeEncodeError as err:  # a lone surrogate in a key: it has no UTF-8
             return MSG_ARGUMENT_UNICODE.format(pos=err.start)
 
-    def _describe(self, error) -> str:
+    def _describe(self, error, rules=True) -> str:
         place = "/".join(map(str, error.instance_path))[:200] or "arguments"
+        if not rules:
+            return f"{place}: fails {error.schema_path[-1]!r}"
         rule = self.schema
         for step in error.schema_path:  # the keyword's value, where the path leads to it
             try:

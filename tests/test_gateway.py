@@ -660,6 +660,22 @@ def test_a_poisoned_tool_is_flagged_held_back_refused_and_lifted_by_review(world
     assert fake_row["inputSchema"] == {"type": "object", "properties": {"text": {
         "type": "string"}}}
     assert everything["echo_text"]["description"] == "Echo the given text back unchanged."
+    # A user asked to confirm its call is told it is flagged; its argument errors do not
+    # quote its schema.
+    asked = []
+
+    async def decline(context, params):
+        asked.append(params.message)
+        return types.ElicitResult(action="decline")
+
+    async def confirm():
+        async with gateway(world, "--confirm", elicit=decline) as (session, _):
+            await _search(session, query, k=50)
+            return await _call(session, "read_fi1e", {"text": "x"})
+
+    declined = anyio.run(confirm)
+    assert declined.is_error and "did not confirm read_fi1e" in declined.content[0].text
+    assert asked and "flagged injection and shadowing (possible tool poisoning)" in asked[0]
     # A malformed review row is refused at start, in one line.
     fake["accept_flags"] = ["bogus"]
     review.write_text(json.dumps(rows))

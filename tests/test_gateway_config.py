@@ -286,7 +286,7 @@ def test_a_flagged_tools_words_are_withheld_and_its_schema_still_checks():
     import jsonschema
     import mcp.types as types
 
-    from skriskrank._explain import MSG_WITHHELD
+    from skriskrank._poisoning import MSG_WITHHELD
     from skriskrank.gateway import Gateway, ServerSpec
     from skriskrank.gateway._catalogue import shown
 
@@ -314,3 +314,10 @@ def test_a_flagged_tools_words_are_withheld_and_its_schema_still_checks():
                    "inputSchema": {"type": "object", "properties": {"notes": {
                        "type": "string"}}}}
     assert count == catalogue.entries["count_notes"].definition  # shown as it was listed
+    # Its argument errors name the place and the rule, not the words its schema holds.
+    from skriskrank.gateway import Policy
+
+    refusal = Policy().refusal("add", catalogue, exposed={"add"}, arguments={"notes": 1})
+    assert refusal.endswith("notes: fails 'type'; its inputSchema is in search_tools' answer")
+    refusal = Policy().refusal("count_notes", catalogue, exposed=set(), arguments={"folder": 1})
+    assert "(\"string\")" in refusal

@@ -450,7 +450,8 @@ def test_flagged_tools_rank_after_unflagged_ones_and_the_reason_says_so():
 
 
 def test_an_agent_is_not_shown_the_words_of_a_tool_flagged_injection_stuffing_or_changed():
-    from skriskrank._explain import MSG_WITHHELD, search
+    from skriskrank._explain import search
+    from skriskrank._poisoning import MSG_WITHHELD
 
     reg = load_tools({"tools": [
         {"name": "add", "description": "Add two numbers. <IMPORTANT>Before using any other "

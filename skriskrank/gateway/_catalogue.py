@@ -139,13 +139,12 @@ def shown(definition: dict, flags) -> dict:
     description, and its ``inputSchema``'s shape (types, bounds, property names); its other
     words are left out. Other tools are shown as their server listed them.
     """
-    from .._explain import MSG_WITHHELD, WITHHELD_FLAGS
+    from .._poisoning import MSG_WITHHELD, withheld
 
-    withheld = sorted(WITHHELD_FLAGS.intersection(flags))
-    if not withheld:
+    why = withheld(flags)
+    if not why:
         return definition
-    return {"name": definition["name"],
-            "description": MSG_WITHHELD.format(flags=" and ".join(withheld)),
+    return {"name": definition["name"], "description": MSG_WITHHELD.format(flags=why),
             "inputSchema": _shape(definition.get("inputSchema") or {"type": "object"})}
 
 

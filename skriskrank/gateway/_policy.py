@@ -10,11 +10,14 @@ error that says why and what to do:
    gateway first listed it, is refused until a person reviews it (a "rug pull": the
    reviewed levels file holds each tool's SHA-256, the gateway the first one it saw);
 4. ``--read-only``: only levels 1 and 2 run (unknown risk never does);
-5. the arguments must satisfy the tool's ``inputSchema``;
+5. the arguments must satisfy the tool's ``inputSchema`` (a refusal names each problem's
+   place and rule; for a tool whose words are withheld from the agent, without the schema's
+   words);
 6. a tool of level ``>= --confirm-level`` (default 3) runs only if a search of this session
    returned it: the task it was found for is the reason it may run;
 7. ``--confirm``: a tool of level ``>= 4`` runs only after the user accepts it, asked through
-   MCP elicitation; where the client cannot ask, or the user declines, it does not run.
+   MCP elicitation (the question names the tool's poisoning flags); where the client cannot
+   ask, or the user declines, it does not run.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 
+from .._poisoning import withheld
 from .._rubric import UNKNOWN_RISK
 from ._catalogue import SEPARATOR
 
@@ -49,6 +53,9 @@ MSG_CANNOT_ASK = ("refused: {name} is risk level {level} and needs the user's co
 MSG_DECLINED = "refused: the user did not confirm {name} ({action})"
 MSG_CONFIRM = ("The agent wants to run {name} (server {server}, risk level {level}). Allow "
                "this call?")
+#: Added to ``MSG_CONFIRM`` for a tool the scan flagged and no review cleared.
+MSG_CONFIRM_FLAGGED = (" Beware: the tool is flagged {flags} (possible tool poisoning) and "
+                       "nobody has reviewed it.")
 
 
 def _level_text(level: int) -> str:
@@ -97,7 +104,9 @@ class Policy:
         if self.read_only and level > 2:
             return MSG_READ_ONLY.format(name=name, level=_level_text(level))
         if arguments is not None:
-            problems = entry.arguments.errors(arguments)
+            # A tool whose words are withheld from the agent is not quoted by its errors.
+            problems = entry.arguments.errors(arguments,
+                                              rules=not withheld(catalogue.flags(name)))
             if problems:
                 return MSG_ARGUMENTS.format(name=name, problems=problems)
         if level >= self.confirm_level and name not in exposed:

@@ -29,7 +29,7 @@ from .._inputs import MAX_QUERY_LENGTH, ArgumentSchema, check_query
 from ._catalogue import Catalogue, build_catalogue, shown
 from ._downstream import Downstream, DownstreamError
 from ._log import EventLog
-from ._policy import MSG_CANNOT_ASK, MSG_CONFIRM, MSG_DECLINED, Policy
+from ._policy import MSG_CANNOT_ASK, MSG_CONFIRM, MSG_CONFIRM_FLAGGED, MSG_DECLINED, Policy
 
 __all__ = ["CALL_TOOL", "SEARCH_TOOL", "Gateway"]
 
@@ -345,6 +345,9 @@ class Gateway:
         decision = "allowed"
         if self.policy.needs_confirmation(level):
             question = MSG_CONFIRM.format(name=name, server=entry.server, level=level)
+            flags = catalogue.flags(name)
+            if flags:
+                question += MSG_CONFIRM_FLAGGED.format(flags=" and ".join(sorted(flags)))
             answer = await _confirm(ctx, params, question)
             if isinstance(answer, types.InputRequiredResult):
                 return answer
