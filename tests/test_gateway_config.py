@@ -253,7 +253,7 @@ _schemas = st.recursive(
     max_leaves=12)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(_schemas)
 def test_a_withheld_schema_keeps_its_shape_and_none_of_its_words(schema):
     from skriskrank.gateway._catalogue import _shape
