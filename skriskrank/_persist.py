@@ -77,14 +77,14 @@ def _trusted_nodes() -> frozenset[tuple[str, str]]:
     )
     from ._gold_model import _GoldModel
     from ._head_weights import HeadWeights
-    from .baselines import CrossEncoderReranker, MMRReranker, RiskPenaltyReranker
+    from .baselines import BM25Reranker, CrossEncoderReranker, MMRReranker, RiskPenaltyReranker
 
     # Each class here was reviewed: its state is plain data, rebuilt by __dict__ or by a
     # __setstate__ that reads no bytes (tests/test_security.py checks both).
     objects = (Pipeline, LogisticRegression, StandardScaler, ToolRegistry, HeadWeights,
                _GoldModel, FrozenEmbedder, DenseRetriever, RiskAwareReranker, GraphSmoother,
                RuleFilter, NeedAwareFilter, RiskAuditor, CrossEncoderReranker, MMRReranker,
-               RiskPenaltyReranker)
+               RiskPenaltyReranker, BM25Reranker)
     return frozenset({
         *(("ObjectNode", _name(c)) for c in objects), ("DictNode", "builtins.dict"),
         ("ListNode", "builtins.list"), ("TupleNode", "builtins.tuple"),

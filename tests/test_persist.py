@@ -147,3 +147,24 @@ def test_need_aware_pipelines_and_the_auditor_round_trip(fitted, demo, tmp_path)
     save(auditor, tmp_path / "auditor.skops")
     np.testing.assert_array_equal(load(tmp_path / "auditor.skops").predict(demo.registry),
                                   auditor.predict(demo.registry))
+
+
+def test_a_bm25_step_is_saved_without_its_index_and_indexed_again_on_load(demo, tmp_path):
+    from skriskrank import DenseRetriever, FrozenEmbedder
+    from skriskrank.baselines import BM25Reranker
+
+    pipe = Pipeline([("embed", FrozenEmbedder(demo.registry)),
+                     ("retrieve", DenseRetriever(n_candidates=40)),
+                     ("bm25", BM25Reranker(k1=1.2, k=3))]).fit(demo.queries[:50])
+    save(pipe, tmp_path / "bm25.skops")
+    with zipfile.ZipFile(tmp_path / "bm25.skops") as z:
+        assert "bm25s" not in z.read("schema.json").decode()
+    loaded = load(tmp_path / "bm25.skops")
+    queries = demo.queries[50:90]
+    np.testing.assert_array_equal(loaded.predict(queries), pipe.predict(queries))
+    assert loaded.steps[-1][1].index_.k1 == 1.2
+    # A file's parameters are checked before they reach bm25s.
+    step = loaded.steps[-1][1]
+    state = {**step.__getstate__(), "k1": "fast"}
+    with pytest.raises(ValueError, match="k1"):
+        BM25Reranker().__setstate__(state)

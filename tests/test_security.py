@@ -27,7 +27,12 @@ from skriskrank import (
     load,
     save,
 )
-from skriskrank.baselines import CrossEncoderReranker, MMRReranker, RiskPenaltyReranker
+from skriskrank.baselines import (
+    BM25Reranker,
+    CrossEncoderReranker,
+    MMRReranker,
+    RiskPenaltyReranker,
+)
 from skriskrank.datasets import load_demo
 
 pytestmark = pytest.mark.slow
@@ -55,7 +60,7 @@ def saved_files(tmp_path_factory):
         "baselines": Pipeline([("embed", FrozenEmbedder(demo.registry)),
                                ("retrieve", DenseRetriever(n_candidates=40)),
                                ("penalty", RiskPenaltyReranker()),
-                               ("mmr", MMRReranker())]).fit(q),
+                               ("mmr", MMRReranker()), ("bm25", BM25Reranker())]).fit(q),
         "cross": CrossEncoderReranker(model="some/cross-encoder"),
         "auditor": RiskAuditor.pretrained(),
         "auditor_weights": RiskAuditor(min_df=1, class_weight={1: 1.0, 3: 2.0, 5: 3.0}).fit(
@@ -192,8 +197,10 @@ def test_no_trusted_class_restores_itself_through_pickle_torch_or_skorch():
     from skriskrank import FrozenEmbedder, ToolRegistry
 
     # ToolRegistry rebuilds read-only views of its data; FrozenEmbedder gives a file written
-    # before its tool_text parameter existed that parameter's old value, and builds nothing.
-    reviewed = {persist._name(ToolRegistry), persist._name(FrozenEmbedder)}
+    # before its tool_text parameter existed that parameter's old value, and builds nothing;
+    # BM25Reranker checks its parameters and indexes the registry's texts with bm25s.
+    reviewed = {persist._name(ToolRegistry), persist._name(FrozenEmbedder),
+                persist._name(BM25Reranker)}
     for kind, name in persist.TRUSTED_NODES:
         if kind != "ObjectNode":
             continue

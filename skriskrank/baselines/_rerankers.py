@@ -176,7 +176,8 @@ class BM25Reranker(RankingStepMixin, TransformerMixin, BaseEstimator):
     Attributes
     ----------
     index_ : bm25s.BM25
-        The index over the registry's tool texts.
+        The index over the registry's tool texts; a model file (:func:`~skriskrank.save`)
+        holds the registry, and :func:`~skriskrank.load` builds the index again from it.
     registry_, encoder_ : ToolRegistry, str
         The catalogue and the encoder identity seen in ``fit``; later batches must match.
 
@@ -204,13 +205,30 @@ class BM25Reranker(RankingStepMixin, TransformerMixin, BaseEstimator):
         self.k = k
 
     def _fit_step(self, X, y):
+        self.index_ = self._index(X.registry.texts)
+
+    def _index(self, texts):
         try:
             import bm25s
         except ImportError as exc:
             raise ValueError(MSG_BM25_MISSING.format(error=exc)) from None
-        self.index_ = bm25s.BM25(k1=self.k1, b=self.b)
-        tokens = bm25s.tokenize(X.registry.texts, stopwords="en", show_progress=False)
-        self.index_.index(tokens, show_progress=False)
+        index = bm25s.BM25(k1=self.k1, b=self.b)
+        index.index(bm25s.tokenize(list(texts), stopwords="en", show_progress=False),
+                    show_progress=False)
+        return index
+
+    # A model file holds the registry, not bm25s's objects (not among the types skriskrank.load
+    # trusts): the index is built again from the registry's texts, the same as fit built it.
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("index_", None)
+        return state
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        if "registry_" in state:
+            self._validate_params()  # a file's k1 and b reach bm25s only once checked
+            self.index_ = self._index(self.registry_.texts)
 
     def _transform(self, X):
         import bm25s
