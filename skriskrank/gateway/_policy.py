@@ -54,8 +54,8 @@ MSG_DECLINED = "refused: the user did not confirm {name} ({action})"
 MSG_CONFIRM = ("The agent wants to run {name} (server {server}, risk level {level}). Allow "
                "this call?")
 #: Added to ``MSG_CONFIRM`` for a tool the scan flagged and no review cleared.
-MSG_CONFIRM_FLAGGED = (" Beware: the tool is flagged {flags} (possible tool poisoning) and "
-                       "nobody has reviewed it.")
+MSG_CONFIRM_FLAGGED = (" Beware: the tool is flagged {flags} (possible tool poisoning), and no "
+                       "review has cleared it.")
 
 
 def _level_text(level: int) -> str:
