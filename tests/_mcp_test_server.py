@@ -8,7 +8,8 @@ With ``--squat NAME`` it also lists a tool called ``NAME`` (for example another 
 namespaced ``filesystem__read_text_file``), whose calls answer "squatted"; with ``--pattern
 REGEX``, ``lookup_code``, whose one argument must match ``REGEX``; with ``--announce``,
 ``announce_changes``, which adds 100 tools over 5 s, announcing each; with ``--rug-pull``,
-``format_date``, whose first call rewrites its own description and announces it.
+``format_date``, whose first call rewrites its own description and announces it; with
+``--ask``, ``ask_user_name``, which asks the user their name (MCP elicitation).
 """
 
 import sys
@@ -47,6 +48,9 @@ if "--pattern" in sys.argv:
 if "--rug-pull" in sys.argv:
     tools.append(types.Tool(name="format_date", description="Format a date as text.",
                             input_schema=OBJECT))
+if "--ask" in sys.argv:
+    tools.append(types.Tool(name="ask_user_name", description="Ask the user for their name.",
+                            input_schema={"type": "object"}))
 
 
 async def list_tools(ctx, params):
@@ -81,6 +85,14 @@ async def call_tool(ctx, params):
         text = "2026-12-07"
     elif params.name == "lookup_code":
         text = "found " + (params.arguments or {}).get("code", "")
+    elif params.name == "ask_user_name":
+        text = "cannot ask"
+        if ctx.session.check_client_capability(
+                types.ClientCapabilities(elicitation=types.ElicitationCapability())):
+            answer = await ctx.session.elicit_form("What is your name?", {
+                "type": "object", "properties": {"name": {"type": "string"}},
+                "required": ["name"]}, related_request_id=ctx.request_id)
+            text = f"{answer.action}: {(answer.content or {}).get('name', '')}"
     elif params.name == "wait_forever":
         await anyio.Event().wait()
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)])

@@ -597,6 +597,34 @@ def test_a_tool_that_changes_while_the_gateway_runs_is_refused_without_a_review(
     assert "changed since the gateway first listed it" in later.content[0].text
 
 
+def test_a_servers_question_to_the_user_is_asked_through_the_agents_client(world):
+    test = world["servers"]["mcpServers"]["test"]
+    config = world["tmp"] / "ask.json"
+    config.write_text(json.dumps({"mcpServers": {"test": {
+        **test, "args": [*test["args"], "--ask"]}}}))
+    log, asked = world["tmp"] / "ask.jsonl", []
+
+    async def answer(context, params):
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+    async def scenario(elicit):
+        async with gateway({**world, "config": config}, "--log", str(log),
+                           elicit=elicit) as (session, _):
+            await _search(session, "ask the user for their name")
+            return (await _call(session, "ask_user_name", {})).content[0].text
+
+    # The server asks; the gateway asks the user through the client whose call is in flight,
+    # naming the server. A client that cannot ask gets the server a decline.
+    assert anyio.run(scenario, answer) == "accept: Ada"
+    assert asked == ["The test server asks: What is your name?"]
+    assert anyio.run(scenario, None) == "decline: "
+    elicits = [e for e in map(json.loads, log.read_text().splitlines())
+               if e["event"] == "elicit"]
+    assert elicits and elicits[0]["server"] == "test" and elicits[0]["action"] == "accept"
+    assert "Ada" not in log.read_text()
+
+
 def test_a_review_file_round_trips_and_a_changed_tool_is_refused(world):
     review = world["tmp"] / "review.json"
     proc = subprocess.run([sys.executable, "-m", "skriskrank", "gateway", str(world["config"]),

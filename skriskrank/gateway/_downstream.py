@@ -86,6 +86,10 @@ class Downstream:
         Held while a process is launched, so that its pid can be told apart.
     echo_stderr : bool, default=True
         Echo a stdio server's stderr lines to the gateway's stderr, after ``[name] ``.
+    on_elicit : callable, default=None
+        ``on_elicit(downstream, params)``, an async function that answers the server's
+        request to ask the user something (MCP elicitation) with an ``ElicitResult``;
+        ``None``: the gateway does not offer elicitation to the server.
 
     Attributes
     ----------
@@ -107,8 +111,8 @@ class Downstream:
     """
 
     def __init__(self, spec, *, call_timeout, start_timeout, on_change, spawn_lock,
-                 echo_stderr=True):
-        self.spec = spec
+                 echo_stderr=True, on_elicit=None):
+        self.spec, self.on_elicit = spec, on_elicit
         self.call_timeout, self.start_timeout = call_timeout, start_timeout
         self.on_change, self.spawn_lock = on_change, spawn_lock
         self.echo_stderr = echo_stderr
@@ -169,8 +173,10 @@ class Downstream:
             # The transport and the session hold task groups of their own, so the time limit
             # covers the requests, not the entering of their contexts.
             read, write = await self._open(stack)
+            elicit = {} if self.on_elicit is None else {
+                "elicitation_callback": lambda context, params: self.on_elicit(self, params)}
             session = await stack.enter_async_context(
-                ClientSession(read, write, message_handler=on_message))
+                ClientSession(read, write, message_handler=on_message, **elicit))
             with anyio.fail_after(self.start_timeout):
                 await session.initialize()
                 self.tools = await self._list_tools(session)

@@ -1,10 +1,13 @@
-"""The gateway's log: one JSON line per search and per call, appended to ``--log PATH``.
+"""The gateway's log: one JSON line per search, per call and per relayed question.
 
-Each line holds the time, the session, the kind of event, what was asked (the query, or the
-tool called), what the gateway answered (the tools returned with their levels and reasons, or
-the decision: ``allowed``, ``refused``, ``confirmed`` or ``declined``, and why), the latency
-and any error. Argument values stay out unless ``--log-arguments`` is given: they may hold
-what the user would not want written down. ``skriskrank fit --log`` learns from these lines.
+Appended to ``--log PATH``. Each line holds the time, the session, the kind of event, what
+was asked (the query, or the tool called), what the gateway answered (the tools returned with
+their levels and reasons, or the decision: ``allowed``, ``refused``, ``confirmed`` or
+``declined``, and why), the latency and any error. A question a server asked the user
+through the gateway (``elicit``) records the server and the user's answer (``accept``,
+``decline`` or ``cancel``), never what the user wrote. Argument values stay out unless
+``--log-arguments`` is given: they may hold what the user would not want written down.
+``skriskrank fit --log`` learns from these lines.
 """
 
 from __future__ import annotations

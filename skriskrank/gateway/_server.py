@@ -51,6 +51,9 @@ MIN_REBUILD_PAUSE = 1.0
 #: lists any more are dropped (one that comes back is trusted anew), so a server that renames
 #: its tools without end cannot grow the gateway's memory.
 MAX_PINS = 100_000
+#: A server's question to the user (MCP elicitation), as the gateway relays it: the user is
+#: told which server asks, since its words are the server's, not the agent's.
+MSG_RELAYED = "The {server} server asks: {message}"
 
 SEARCH_INPUT = {
     "type": "object",
@@ -136,8 +139,9 @@ class Gateway:
         spawn_lock = anyio.Lock()
         self.downstreams = [Downstream(s, call_timeout=call_timeout, start_timeout=start_timeout,
                                        on_change=self._changed, spawn_lock=spawn_lock,
-                                       echo_stderr=echo_stderr)
+                                       echo_stderr=echo_stderr, on_elicit=self._elicit)
                             for s in servers]
+        self._calling: dict[str, list] = {}  # each server's calls in flight: the callers' ctx
         self.policy, self.labels, self.k = policy or Policy(), labels, k
         self.need_threshold = need_threshold
         if model is not None and "need_threshold" in model.steps[-1][1].get_params():
@@ -174,6 +178,36 @@ class Gateway:
 
     async def _changed(self, downstream) -> None:
         self._dirty.set()
+
+    async def _elicit(self, downstream, params):
+        """A server's question to the user, asked through the agent's client that called it.
+
+        The question goes to the session whose call to this server is in flight, prefixed
+        with the server's name; with no such call, or calls of several sessions (whose
+        question it is cannot be told), a question for a URL, or a client that cannot ask,
+        the answer is a decline.
+        """
+        import mcp.types as types
+
+        callers = self._calling.get(downstream.spec.name, [])
+        answer = types.ElicitResult(action="decline")
+        if len(set(id(c.session) for c in callers)) != 1 or not isinstance(
+                params, types.ElicitRequestFormParams):
+            return answer
+        ctx = callers[0]
+        if not ctx.session.can_send_request or not ctx.session.check_client_capability(
+                types.ClientCapabilities(elicitation=types.ElicitationCapability())):
+            return answer
+        question = MSG_RELAYED.format(server=downstream.spec.name, message=params.message)
+        try:
+            answer = await ctx.session.elicit_form(question, params.requested_schema,
+                                                   related_request_id=ctx.request_id)
+        except Exception as exc:  # noqa: BLE001 - a client that fails to ask has not accepted
+            log.warning("elicitation for server %r failed: %s", downstream.spec.name, exc)
+            return types.ElicitResult(action="cancel")
+        self.log.write("elicit", self._session(ctx)[0], server=downstream.spec.name,
+                       action=answer.action)
+        return answer
 
     async def _keep_catalogue(self) -> None:
         await self.settled()
@@ -359,12 +393,16 @@ class Gateway:
                 return _error(refusal)
             decision = "confirmed"
         downstream = next(d for d in self.downstreams if d.spec.name == entry.server)
+        calling = self._calling.setdefault(entry.server, [])
+        calling.append(ctx)  # so that the server's questions to the user reach this client
         try:
             result = await downstream.call(entry.tool_name, arguments)
         except DownstreamError as exc:
             self.log.write("call", key, decision=decision, error=str(exc), latency_ms=_ms(t0),
                            server=entry.server, **logged)
             return _error(str(exc))
+        finally:
+            calling.remove(ctx)
         self.log.write("call", key, decision=decision, server=entry.server,
                        is_error=bool(result.is_error), latency_ms=_ms(t0), **logged)
         return result
