@@ -201,7 +201,7 @@ def test_need_threshold_sets_which_risky_tools_a_search_can_unlock(world):
 def test_confirm_runs_an_accepted_call_and_not_a_declined_one(world):
     labels = world["tmp"] / "labels.json"
     labels.write_text(json.dumps({"write_file": 4}))
-    answers, asked = ["accept", "decline"], []
+    answers, asked = ["accept", "decline", "decline"], []
 
     async def elicit(context, params):
         asked.append(params.message)
@@ -214,18 +214,25 @@ def test_confirm_runs_an_accepted_call_and_not_a_declined_one(world):
                                                      "content": "a"})
             declined = await _call(s, "write_file", {"path": str(world["root"] / "b.txt"),
                                                      "content": "b"})
+            # A search as long as the catalogue lists the poisoned look-alike too; the user
+            # asked to confirm its call is told it is flagged.
+            await _search(s, "Read the complete contents of a file as text", k=50)
+            flagged = await _call(s, "read_fi1e", {"text": "x"})
         async with gateway(world, "--confirm", "--labels", str(labels)) as (s, _):
             await _search(s, "write a file")
             cannot = await _call(s, "write_file", {"path": str(world["root"] / "c.txt"),
                                                    "content": "c"})
-        return accepted, declined, cannot
+        return accepted, declined, flagged, cannot
 
-    accepted, declined, cannot = anyio.run(scenario)
+    accepted, declined, flagged, cannot = anyio.run(scenario)
     assert not accepted.is_error and (world["root"] / "a.txt").read_text() == "a"
     assert declined.is_error and "the user did not confirm write_file (decline)" in \
         declined.content[0].text
     assert not (world["root"] / "b.txt").exists()
-    assert len(asked) == 2 and "write_file" in asked[0] and "risk level 4" in asked[0]
+    assert len(asked) == 3 and "write_file" in asked[0] and "risk level 4" in asked[0]
+    assert "Beware" not in asked[0]  # write_file is not flagged
+    assert "flagged injection and shadowing (possible tool poisoning)" in asked[2]
+    assert flagged.is_error and "did not confirm read_fi1e" in flagged.content[0].text
     assert cannot.is_error and "does not support elicitation" in cannot.content[0].text
     assert not (world["root"] / "c.txt").exists()
 
@@ -688,22 +695,6 @@ def test_a_poisoned_tool_is_flagged_held_back_refused_and_lifted_by_review(world
     assert fake_row["inputSchema"] == {"type": "object", "properties": {"text": {
         "type": "string"}}}
     assert everything["echo_text"]["description"] == "Echo the given text back unchanged."
-    # A user asked to confirm its call is told it is flagged; its argument errors do not
-    # quote its schema.
-    asked = []
-
-    async def decline(context, params):
-        asked.append(params.message)
-        return types.ElicitResult(action="decline")
-
-    async def confirm():
-        async with gateway(world, "--confirm", elicit=decline) as (session, _):
-            await _search(session, query, k=50)
-            return await _call(session, "read_fi1e", {"text": "x"})
-
-    declined = anyio.run(confirm)
-    assert declined.is_error and "did not confirm read_fi1e" in declined.content[0].text
-    assert asked and "flagged injection and shadowing (possible tool poisoning)" in asked[0]
     # A malformed review row is refused at start, in one line.
     fake["accept_flags"] = ["bogus"]
     review.write_text(json.dumps(rows))
