@@ -25,6 +25,7 @@ import logging
 
 from .._encoder import DEFAULT_BACKEND
 from .._inputs import MCP_TOOL_NAME, ArgumentSchema
+from .._poisoning import MAX_SCHEMA_DEPTH
 
 __all__ = ["SEPARATOR", "Catalogue", "build_catalogue", "tool_hash"]
 
@@ -107,9 +108,8 @@ class Catalogue:
 _SHAPE_KEYS = frozenset({"type", "required", "minimum", "maximum", "exclusiveMinimum",
                          "exclusiveMaximum", "minLength", "maxLength", "minItems", "maxItems",
                          "uniqueItems", "multipleOf"})
+# ``not`` is left out with its words: dropping it only loosens the shape.
 _SHAPE_EACH = ("items", "additionalProperties", "anyOf", "oneOf", "allOf", "prefixItems")
-#: Levels of nesting a withheld schema keeps (as :func:`~skriskrank.schema_text` reads).
-_SHAPE_DEPTH = 16
 
 
 def _shape(schema, depth=0):
@@ -117,7 +117,7 @@ def _shape(schema, depth=0):
     if isinstance(schema, bool) or not isinstance(schema, dict):
         return schema if isinstance(schema, bool) else {}
     out = {key: value for key, value in schema.items() if key in _SHAPE_KEYS}
-    if depth >= _SHAPE_DEPTH:
+    if depth >= MAX_SCHEMA_DEPTH:  # as deep as the scan reads a schema (schema_text)
         return out
     if isinstance(schema.get("properties"), dict):
         out["properties"] = {name: _shape(sub, depth + 1)
