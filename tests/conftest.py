@@ -26,6 +26,21 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA_DIR = Path(os.environ.get("SKRISKRANK_DATA", ROOT.parent / "shared" / "data"))
 
 
+#: The test files that take minutes under ``-m slow`` (``--durations=0``: the auditor's
+#: retraining, the real servers behind the gateway, the paper benchmark's run, the encoder's
+#: backends, ...), longest first. With ``--no-loadscope-reorder`` (as ``.ci/run`` runs the slow
+#: tests) xdist hands each worker one file at a time in collection order, so starting with
+#: these keeps the two workers' shares even instead of leaving one a long file at the end;
+#: by default it takes the files with the most tests first, whatever they cost.
+_LONGEST_FIRST = ("test_auditor.py", "test_gateway.py", "test_paper_benchmark.py",
+                  "test_embedding.py", "test_pretrained.py", "test_explain.py")
+
+
+def pytest_collection_modifyitems(items):
+    rank = {name: i for i, name in enumerate(_LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _own_cache(tmp_path_factory):
     """The encoder's exported graphs go to this session's directory, unless one is set.
