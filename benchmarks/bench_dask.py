@@ -107,8 +107,10 @@ def start_cluster():
     from distributed import Client, LocalCluster
 
     t0 = time.perf_counter()
+    # No dashboard; the scheduler's HTTP routes on a free port, not 8787, which another
+    # cluster (a test's, run at the same time) may hold.
     cluster = LocalCluster(n_workers=N_WORKERS, threads_per_worker=1, processes=True,
-                           dashboard_address=None)
+                           dashboard_address=None, scheduler_kwargs={"dashboard_address": ":0"})
     client = Client(cluster)
     t_start = time.perf_counter() - t0
     # The imports and the numba kernels' loading happen once per worker process; done here,

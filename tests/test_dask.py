@@ -40,9 +40,12 @@ FAST = dict(epochs=2, patience=1)
 
 @pytest.fixture(scope="module")
 def client():
-    # No dashboard: it would need a free port (and bokeh) and warn without them.
+    # No dashboard: it would need bokeh and warn without it. The scheduler's own HTTP routes
+    # take a free port: on 8787, the default, a cluster that another test file started at the
+    # same time would make it warn (an error here) and fail to start.
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=None,
+                                  scheduler_kwargs={"dashboard_address": ":0"}) as cluster, \
             distributed.Client(cluster) as c:
         yield c
 
