@@ -823,14 +823,15 @@ def test_cache_int_keeps_that_many_texts(tiny_model, encoded_texts):
 
 @pytest.mark.slow
 def test_memory_cache_stays_bounded_under_distinct_queries(tiny_model):
-    # A server answering distinct queries: 20,000 calls, the last 3,000 under tracemalloc.
+    # A server answering distinct queries: 6,000 calls (the store turns over three times
+    # before the trace starts), the last 3,000 under tracemalloc.
     # The store never holds more than `cache` texts, and the memory allocated while tracing
     # that is still alive stays under 500 kB: one turnover of the store's index (about 200
     # bytes a text, 200 kB here) plus noise. Unbounded, the 3,000 traced texts would keep
     # about 1.1 MB.
     import torch
 
-    capacity, n_calls, n_traced = 1000, 20_000, 3000
+    capacity, n_calls, n_traced = 1000, 6000, 3000
     reg = make_registry(suffix="_" + fresh_tag())
     emb = FrozenEmbedder(reg, model=tiny_model, cache=capacity).fit(QUERIES)
     store = encoder_module.get_store(emb.model_id_, device="cpu", batch_size=16,
