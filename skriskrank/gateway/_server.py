@@ -190,22 +190,15 @@ class Gateway:
         import mcp.types as types
 
         callers = self._calling.get(downstream.spec.name, [])
-        answer = types.ElicitResult(action="decline")
+        decline = types.ElicitResult(action="decline")
         if len(set(id(c.session) for c in callers)) != 1 or not isinstance(
                 params, types.ElicitRequestFormParams):
-            return answer
-        ctx = callers[0]
-        if not ctx.session.can_send_request or not ctx.session.check_client_capability(
-                types.ClientCapabilities(elicitation=types.ElicitationCapability())):
-            return answer
+            return decline
         question = MSG_RELAYED.format(server=downstream.spec.name, message=params.message)
-        try:
-            answer = await ctx.session.elicit_form(question, params.requested_schema,
-                                                   related_request_id=ctx.request_id)
-        except Exception as exc:  # noqa: BLE001 - a client that fails to ask has not accepted
-            log.warning("elicitation for server %r failed: %s", downstream.spec.name, exc)
-            return types.ElicitResult(action="cancel")
-        self.log.write("elicit", self._session(ctx)[0], server=downstream.spec.name,
+        answer = await _ask(callers[0], question, params.requested_schema)
+        if answer is None:
+            return decline
+        self.log.write("elicit", self._session(callers[0])[0], server=downstream.spec.name,
                        action=answer.action)
         return answer
 
@@ -464,16 +457,25 @@ async def _confirm(ctx, params, question):
             return getattr(answer, "action", None)
         return types.InputRequiredResult(input_requests={"confirm": types.ElicitRequest(
             params=types.ElicitRequestFormParams(message=question, requested_schema=schema))})
-    capable = ctx.session.check_client_capability(
-        types.ClientCapabilities(elicitation=types.ElicitationCapability()))
-    if not capable:
+    answer = await _ask(ctx, question, schema)
+    return None if answer is None else answer.action
+
+
+async def _ask(ctx, question, schema):
+    """The user's ``ElicitResult`` for ``question``, asked through the client's back-channel.
+
+    None when the client has no back-channel or cannot ask; a cancel when asking fails.
+    """
+    import mcp.types as types
+
+    if not ctx.session.can_send_request or not ctx.session.check_client_capability(
+            types.ClientCapabilities(elicitation=types.ElicitationCapability())):
         return None
     try:
-        result = await ctx.session.elicit_form(question, schema, related_request_id=ctx.request_id)
+        return await ctx.session.elicit_form(question, schema, related_request_id=ctx.request_id)
     except Exception as exc:  # noqa: BLE001 - a client that fails to ask has not accepted
         log.warning("elicitation failed: %s", exc)
-        return "cancel"
-    return result.action
+        return types.ElicitResult(action="cancel")
 
 
 def _ms(t0) -> float:
