@@ -37,7 +37,9 @@ def pytest_configure(config):
     """
     workers = getattr(config.option, "numprocesses", None)
     if isinstance(workers, int) and workers > 1 and "PYTEST_XDIST_WORKER" not in os.environ:
-        share = max(1, len(os.sched_getaffinity(0)) // workers)
+        from joblib import cpu_count  # the CPUs this process may use, on any platform
+
+        share = max(1, cpu_count() // workers)
         os.environ.setdefault("OMP_NUM_THREADS", str(share))
 
 

@@ -33,7 +33,8 @@ BINARIES = {"filesystem": "node_modules/.bin/mcp-server-filesystem",
             "memory": "node_modules/.bin/mcp-server-memory",
             "time": "pyenv/bin/mcp-server-time", "git": "pyenv/bin/mcp-server-git"}
 ENV = {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
-       "PYTHONPATH": str(ROOT), **{k: os.environ[k] for k in ("HF_HOME", "NUMBA_CACHE_DIR")
+       "PYTHONPATH": str(ROOT), **{k: os.environ[k] for k in ("HF_HOME", "NUMBA_CACHE_DIR",
+                                                              "OMP_NUM_THREADS")
                                    if k in os.environ}}
 TIMEOUT = 180
 
