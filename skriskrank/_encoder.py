@@ -29,6 +29,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._files import write_atomically
+
 __all__ = ["BACKENDS", "DEFAULT_BACKEND", "DEFAULT_BATCH_SIZE", "DEFAULT_CACHE_SIZE",
            "DEFAULT_MAX_SEQ_LENGTH", "DEFAULT_MODEL", "EmbeddingStore", "EncoderKey",
            "check_device", "clear_caches", "encode", "get_store", "load_model", "prefetch",
@@ -352,13 +354,12 @@ class EmbeddingStore:
             if not self._pending or self.dir is None:
                 return
             digests = list(self._pending)
-            # Unique names, renamed into place (os.replace is atomic): concurrent processes
-            # never write the same file, nor read half of one.
-            tmp = self.dir / f".tmp-{uuid.uuid4().hex}.npz"
-            np.savez(tmp, hashes=np.array(digests, dtype=f"S{_DIGEST}"),
-                     embeddings=np.stack(list(self._pending.values())))
+            # Unique names, written whole: concurrent processes never write the same file,
+            # nor read half of one.
             name = f"shard-{uuid.uuid4().hex}.npz"
-            os.replace(tmp, self.dir / name)
+            write_atomically(self.dir / name, lambda tmp: np.savez(
+                tmp, hashes=np.array(digests, dtype=f"S{_DIGEST}"),
+                embeddings=np.stack(list(self._pending.values()))), suffix=".npz")
             self._shards.add(name)
             for row, d in enumerate(digests):
                 self._on_disk[d] = (name, row)

@@ -46,6 +46,7 @@ import numpy as np
 
 from ._encoder import DEFAULT_BATCH_SIZE
 from ._fast import omp_num_threads
+from ._files import write_atomically
 
 __all__ = ["Bf16Encoder", "OnnxEncoder"]
 
@@ -123,13 +124,7 @@ def _write_once(path: Path, write) -> None:
                 os.utime(path)
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".onnx.tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    write_atomically(path, write, suffix=".onnx.tmp")
     _prune(path.parent)
 
 

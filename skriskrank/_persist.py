@@ -14,10 +14,10 @@ from __future__ import annotations
 import functools
 import io
 import json
-import os
-import tempfile
 import zipfile
 from pathlib import Path
+
+from ._files import write_atomically
 
 __all__ = ["MODEL_FILE_LIMITS", "ModelFileError", "UntrustedTypeError", "load", "save"]
 
@@ -253,14 +253,7 @@ def save(estimator, path) -> None:
         extra = _schema_types(json.loads(archive.read("schema.json")))
     if extra:  # load() would refuse the file: fail now, not on the other side
         raise TypeError(MSG_CANNOT_SAVE.format(name=name, what=", ".join(sorted(extra))))
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomically(path, lambda tmp: Path(tmp).write_bytes(data))
 
 
 def load(path):

@@ -13,7 +13,6 @@ import contextlib
 import hashlib
 import html
 import json
-import os
 import re
 import threading
 import unicodedata
@@ -23,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._files import write_atomically
 from ._inputs import printable
 from ._permissions import _words
 
@@ -827,14 +827,10 @@ class _ScanMemo:
     def save(self) -> None:
         if not self.new:
             return
-        part = self.path.with_suffix(f".{os.getpid()}.part")
-        with contextlib.suppress(OSError):
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                part.write_text(json.dumps(self.found), encoding="utf-8")
-                os.replace(part, self.path)  # whole, or not at all, for a concurrent reader
-            finally:
-                part.unlink(missing_ok=True)  # a write cut short leaves nothing behind
+        text = json.dumps(self.found)
+        with contextlib.suppress(OSError):  # an unwritable memo only costs the next scan time
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomically(self.path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
 
 
 #: How much of a schema's other text the scan reads, and how deep it looks.

@@ -564,7 +564,8 @@ def test_disk_cache_survives_clearing_the_process_caches(tiny_model, tmp_path, e
     # The 6 tools, then the 3 queries: each call encodes batch_size texts or more, so each
     # writes its own shard.
     assert len(list(cache.glob("*/shard-*.npz"))) == 2
-    assert not list(cache.glob("*/.tmp-*"))  # temp files are renamed into place
+    # Nothing but the shards: each was written beside its place, then moved there whole.
+    assert {p.name[:6] for p in cache.glob("*/*")} == {"shard-"}
     assert len(encoded_texts) == len(reg) + len(queries)
 
     clear_caches()  # as in a new process: no loaded model, no in-memory embeddings

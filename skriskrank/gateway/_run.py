@@ -9,6 +9,8 @@ from pathlib import Path
 
 import anyio
 
+from .._files import write_atomically
+
 __all__ = ["build_once", "check", "review", "run"]
 
 
@@ -137,5 +139,7 @@ async def review(gateway, path) -> dict:
                                 else record["predicted"], "server": entry.server,
                                 "tool": entry.tool_name, "sha256": entry.sha256,
                                 "accept_flags": [] if entry.changed else kept, **record}
-    Path(path).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    # Whole or not at all: the file may be the one a person reviewed, read above.
+    text = json.dumps(rows, indent=2) + "\n"
+    write_atomically(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
     return rows
