@@ -8,7 +8,7 @@ import numpy as np
 
 from ._base import rank_reason
 from ._embedding import FrozenEmbedder
-from ._poisoning import MSG_WITHHELD, withheld
+from ._poisoning import shown_description
 from ._rubric import UNKNOWN_RISK
 
 __all__ = ["explain", "search", "trace"]
@@ -69,10 +69,8 @@ def search(pipeline, query, k, *, dropped=False):
         if not (kept or dropped):
             break
         level, flags = int(reg.risk[t]), sorted(reg.flags[t])
-        why = withheld(flags)
         rows.append({"rank": j + 1 if kept else None, "name": str(reg.names[t]),
-                     "description": MSG_WITHHELD.format(flags=why) if why
-                     else str(reg.descriptions[t]),
+                     "description": shown_description(str(reg.descriptions[t]), flags),
                      "risk_level": None if level == UNKNOWN_RISK else level,
                      "risk_predicted": bool(reg.risk_predicted[t]),
                      "score": float(batch.scores[0, j]), "reason": reason(batch, 0, j),

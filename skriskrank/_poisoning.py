@@ -46,6 +46,12 @@ def withheld(flags) -> str:
     return " and ".join(sorted(WITHHELD_FLAGS.intersection(flags)))
 
 
+def shown_description(description: str, flags) -> str:
+    """What an agent reads of a tool's description: the notice instead, if ``flags`` say so."""
+    why = withheld(flags)
+    return MSG_WITHHELD.format(flags=why) if why else description
+
+
 MSG_SERVERS = "servers must name one server per tool: {n} tools but {got} servers."
 MSG_SCHEMAS = "schemas must give one input schema per tool: {n} tools but {got} schemas."
 #: Largest file of remembered findings read (``scan_tools(cache=...)``): about 200,000 tools.

@@ -139,12 +139,12 @@ def shown(definition: dict, flags) -> dict:
     description, and its ``inputSchema``'s shape (types, bounds, property names); its other
     words are left out. Other tools are shown as their server listed them.
     """
-    from .._poisoning import MSG_WITHHELD, withheld
+    from .._poisoning import shown_description, withheld
 
-    why = withheld(flags)
-    if not why:
+    if not withheld(flags):
         return definition
-    return {"name": definition["name"], "description": MSG_WITHHELD.format(flags=why),
+    return {"name": definition["name"],
+            "description": shown_description(definition.get("description", ""), flags),
             "inputSchema": _shape(definition.get("inputSchema") or {"type": "object"})}
 
 
