@@ -36,7 +36,7 @@ def pytest_configure(config):
     workers, so they inherit it; a value already set wins.
     """
     workers = getattr(config.option, "numprocesses", None)
-    if isinstance(workers, int) and workers > 1 and "PYTEST_XDIST_WORKER" not in os.environ:
+    if isinstance(workers, int) and workers > 1:  # the workers inherit it: setdefault keeps it
         from joblib import cpu_count  # the CPUs this process may use, on any platform
 
         share = max(1, cpu_count() // workers)
